@@ -1,0 +1,65 @@
+# Switchboard build, run and test targets. Needs Go (see go.mod); `make test`
+# also needs a C compiler, because the race detector is always on.
+
+GO            ?= go
+BIN           := $(CURDIR)/bin
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS       := -s -w -X main.version=$(VERSION)
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
+FUZZTIME      ?= 10s
+CONFIG        ?= config.yaml.example
+
+.PHONY: all build run test fmt-check vet staticcheck unit bench fuzz generate clean
+
+all: build
+
+## build: bin/switchboard, static (CGO_ENABLED=0), version from git.
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/switchboard ./cmd/switchboard
+
+## run: build and run the daemon with config.yaml.example (echo model, no tokens needed).
+run: build
+	$(BIN)/switchboard run --config $(CONFIG)
+
+## test: gofmt check, go vet, staticcheck, then every test with -race.
+test: fmt-check vet staticcheck unit
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+$(STATICCHECK):
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(BIN)/staticcheck $(STATICCHECK)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+unit:
+	@command -v $$($(GO) env CC) >/dev/null 2>&1 || { echo "make test: the race detector needs a C compiler ($$($(GO) env CC)); install gcc or clang"; exit 1; }
+	$(GO) test -race -shuffle=on ./...
+
+## bench: every benchmark, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 10s), one at a time.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## generate: regenerate generated files (config field docs).
+generate:
+	$(GO) generate ./...
+
+clean:
+	rm -rf $(BIN)

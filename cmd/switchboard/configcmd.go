@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/switchboardhq/switchboard/config"
+)
+
+func configCheckCommand() *command {
+	return &command{
+		name:    "config check",
+		args:    "[file]",
+		summary: "validate a configuration file and report every problem",
+		help: `Reads the configuration (the file argument, else --config, else the default
+search order), expands ${VAR} references from the environment and validates it.
+Prints each problem as file:line:col: key.path: message. Exit code 2 when the
+file has problems.`,
+		run: func(_ context.Context, c *cli, g *globalFlags, args []string) int {
+			if len(args) > 1 {
+				fmt.Fprintf(c.stderr, "switchboard config check: takes at most one file, got %d arguments\n", len(args))
+				return exitUsage
+			}
+			path := g.config
+			if len(args) == 1 {
+				path = args[0]
+			}
+			cfg, path, code := c.loadConfig(path)
+			if cfg == nil {
+				return code
+			}
+			fmt.Fprintf(c.stdout, "%s: ok\n", path)
+			return exitOK
+		},
+	}
+}
+
+func configSchemaCommand() *command {
+	return &command{
+		name:    "config schema",
+		summary: "print the JSON Schema of the configuration file",
+		help: `Prints a JSON Schema (draft 2020-12) describing every configuration key with
+its type, default and documentation. Editors use it for completion and checks.`,
+		run: func(_ context.Context, c *cli, _ *globalFlags, args []string) int {
+			if len(args) > 0 {
+				fmt.Fprintf(c.stderr, "switchboard config schema: takes no arguments\n")
+				return exitUsage
+			}
+			b, err := config.Schema()
+			if err != nil {
+				fmt.Fprintf(c.stderr, "switchboard config schema: %v\n", err)
+				return exitFailure
+			}
+			fmt.Fprintf(c.stdout, "%s\n", b)
+			return exitOK
+		},
+	}
+}
+
+// loadConfig finds and loads the configuration, printing problems to
+// stderr. On failure it returns a nil config and the exit code to use.
+func (c *cli) loadConfig(explicit string) (*config.Config, string, int) {
+	path, err := config.Find(explicit, c.lookup, c.home)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
+		return nil, "", exitUsage
+	}
+	cfg, err := config.Load(path, c.lookup)
+	if err != nil {
+		var problems config.Errors
+		if errors.As(err, &problems) {
+			for _, p := range problems {
+				fmt.Fprintln(c.stderr, p.Error())
+			}
+			s := "s"
+			if len(problems) == 1 {
+				s = ""
+			}
+			fmt.Fprintf(c.stderr, "%s: %d problem%s\n", path, len(problems), s)
+			return nil, path, exitUsage
+		}
+		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
+		return nil, path, exitUsage
+	}
+	return cfg, path, exitOK
+}

@@ -1,0 +1,49 @@
+// Command switchboard is the Switchboard daemon and its command-line tools.
+//
+//	switchboard run             start the daemon
+//	switchboard config check    validate a configuration file
+//	switchboard config schema   print the configuration's JSON Schema
+//	switchboard version         print the version
+//
+// Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	home, _ := os.UserHomeDir()
+	c := &cli{
+		stdout:  os.Stdout,
+		stderr:  os.Stderr,
+		lookup:  os.LookupEnv,
+		home:    home,
+		signals: notifySignals,
+	}
+	os.Exit(c.main(context.Background(), os.Args[1:]))
+}
+
+// notifySignals returns a channel that receives SIGINT and SIGTERM, and a
+// function that stops the delivery.
+func notifySignals() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// cli holds what a command may touch of the outside world, so tests run
+// commands in-process with their own environment and output.
+type cli struct {
+	stdout, stderr io.Writer
+	lookup         func(string) (string, bool)
+	home           string
+	signals        func() (<-chan os.Signal, func())
+}

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the real main when the test binary is started as a child
+// process by the signal tests, and otherwise checks for goroutine leaks.
+func TestMain(m *testing.M) {
+	if os.Getenv("SWITCHBOARD_TEST_MAIN") == "1" {
+		os.Args = append([]string{"switchboard"}, os.Args[1:]...)
+		main()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/config"
+	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// shutdownTimeout bounds a graceful stop: intake stops, in-flight work is
+// finished or journaled, then everything closes.
+const shutdownTimeout = 10 * time.Second
+
+func runCommand() *command {
+	return &command{
+		name:    "run",
+		summary: "start the daemon (gateway, bridges, scheduler)",
+		help: `Loads the configuration, opens the state store and starts every configured
+component. /healthz answers as soon as the gateway listens; /readyz answers 200
+once every component has started. SIGINT or SIGTERM stops it gracefully within
+10 seconds; a second signal exits at once.`,
+		run: runDaemon,
+	}
+}
+
+func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintf(c.stderr, "switchboard run: takes no arguments, got %q\n", args)
+		return exitUsage
+	}
+	cfg, path, code := c.loadConfig(g.config)
+	if cfg == nil {
+		return code
+	}
+	stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
+		return exitUsage
+	}
+	log := c.logger(g)
+	d := newDaemon(log)
+	wire(d, cfg, stateDir, log)
+
+	sigs, stopSignals := c.signals()
+	defer stopSignals()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := d.start(ctx); err != nil {
+		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
+		stopCtx, cancelStop := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancelStop()
+		if err := d.stop(stopCtx); err != nil {
+			fmt.Fprintf(c.stderr, "switchboard: while stopping: %v\n", err)
+		}
+		return exitFailure
+	}
+	log.Info("switchboard ready", "version", version, "config", path, "stateDir", stateDir)
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", context.Cause(ctx))
+	case s := <-sigs:
+		log.Info("shutting down", "signal", s.String())
+	}
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancelStop()
+	done := make(chan error, 1)
+	go func() { done <- d.stop(stopCtx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintf(c.stderr, "switchboard: shutdown: %v\n", err)
+			return exitFailure
+		}
+		log.Info("stopped")
+		return exitOK
+	case s := <-sigs:
+		fmt.Fprintf(c.stderr, "switchboard: second %s during shutdown; exiting without waiting\n", s)
+		return exitFailure
+	}
+}
+
+// wire adds every component of the daemon in start order. Adding a
+// component to `run` is one d.add call here; stop order is the reverse.
+func wire(d *daemon, cfg *config.Config, stateDir string, log *slog.Logger) {
+	var st *store.SQLite
+	d.add("store",
+		func(ctx context.Context) (err error) {
+			st, err = store.Open(ctx, stateDir)
+			return err
+		},
+		func(context.Context) error { return st.Close() },
+	)
+	gw := gateway.New(cfg.Gateway, gateway.Deps{
+		Logger:    log.With("component", "gateway"),
+		Readiness: d.readiness,
+	})
+	d.add("gateway", gw.Start, gw.Stop)
+}
+
+// component is one long-running part of the daemon. start returns when the
+// component is ready or has failed; background work it begins is owned by
+// the component and ended by stop.
+type component struct {
+	name  string
+	start func(ctx context.Context) error
+	stop  func(ctx context.Context) error
+}
+
+// daemon starts components in order, tracks their state for /readyz, and
+// stops the started ones in reverse order.
+type daemon struct {
+	log        *slog.Logger
+	components []*component
+
+	mu      sync.Mutex
+	state   map[string]string
+	started []*component
+}
+
+func newDaemon(log *slog.Logger) *daemon {
+	return &daemon{log: log, state: map[string]string{}}
+}
+
+func (d *daemon) add(name string, start, stop func(context.Context) error) {
+	d.components = append(d.components, &component{name: name, start: start, stop: stop})
+	d.setState(name, "pending")
+}
+
+func (d *daemon) setState(name, state string) {
+	d.mu.Lock()
+	d.state[name] = state
+	d.mu.Unlock()
+}
+
+// start starts each component in order and stops at the first failure,
+// returning it; the caller then stops what did start.
+func (d *daemon) start(ctx context.Context) error {
+	for _, comp := range d.components {
+		d.setState(comp.name, "starting")
+		began := time.Now()
+		if err := comp.start(ctx); err != nil {
+			d.setState(comp.name, "failed")
+			return err
+		}
+		d.mu.Lock()
+		d.state[comp.name] = "ready"
+		d.started = append(d.started, comp)
+		d.mu.Unlock()
+		d.log.Debug("component started", "component", comp.name, "took", time.Since(began))
+	}
+	return nil
+}
+
+// stop stops the started components in reverse order. Every component is
+// given the chance to stop even if an earlier one failed.
+func (d *daemon) stop(ctx context.Context) error {
+	d.mu.Lock()
+	started := d.started
+	d.started = nil
+	d.mu.Unlock()
+	var errs []error
+	for i := len(started) - 1; i >= 0; i-- {
+		comp := started[i]
+		d.setState(comp.name, "stopping")
+		if err := comp.stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", comp.name, err))
+		}
+		d.setState(comp.name, "stopped")
+	}
+	return errors.Join(errs...)
+}
+
+// readiness backs /readyz: ready when every component is ready.
+func (d *daemon) readiness() (bool, map[string]string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]string, len(d.state))
+	ready := true
+	for name, s := range d.state {
+		out[name] = s
+		if s != "ready" {
+			ready = false
+		}
+	}
+	return ready, out
+}

@@ -1,0 +1,204 @@
+// Package config is Switchboard's configuration: one typed struct (Config)
+// read from one YAML file.
+//
+// Loading (Load, Parse) does, in order:
+//
+//   - parse the YAML with positions (github.com/goccy/go-yaml);
+//   - expand ${VAR} and ${VAR:-default} in every string value from the
+//     environment ("$${" writes a literal "${"); a missing variable without a
+//     default is an error naming it;
+//   - decode onto Default(): keys absent from the file keep their default;
+//     unknown keys are errors with a "did you mean" suggestion, except keys
+//     starting with "x-", which hold YAML anchors (&name) for reuse;
+//   - validate: enumerations, `min`/`max` tags, and each struct's Validate
+//     method (see core.FieldError).
+//
+// Every problem is reported, not only the first, as Errors of the form
+// "file:line:col: key.path: message".
+//
+// Each package owns its own section's struct and defaults (gateway.Config,
+// llm.ModelsConfig, core.SessionConfig, ...); this package composes them. Key
+// names follow OpenClaw's where the concept is the same. Schema exports the
+// JSON Schema, with every field's doc comment as its description.
+package config
+
+//go:generate go run ./internal/gendocs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/llm"
+	"github.com/switchboardhq/switchboard/gateway"
+)
+
+// Config is the whole configuration of one Switchboard process.
+type Config struct {
+	// StateDir is the directory for everything Switchboard writes: the state
+	// database, transcripts, media and the WhatsApp device store. Default
+	// "~/.switchboard". The environment variable SWITCHBOARD_STATE_DIR, when
+	// set, takes precedence.
+	StateDir string `json:"stateDir,omitempty"`
+	// Gateway configures the HTTP and WebSocket listener.
+	Gateway gateway.Config `json:"gateway"`
+	// Models lists the model providers turns can use.
+	Models llm.ModelsConfig `json:"models"`
+	// Agents holds the agent settings: model, workspace, concurrency.
+	Agents core.AgentsConfig `json:"agents"`
+	// Session controls how conversations map to sessions (session keys).
+	Session core.SessionConfig `json:"session"`
+}
+
+// Default returns the configuration used for every key a file leaves out.
+// The defaults themselves belong to the package that owns each section.
+func Default() Config {
+	return Config{
+		Gateway: gateway.DefaultConfig(),
+		Agents:  core.DefaultAgentsConfig(),
+		Session: core.DefaultSessionConfig(),
+	}
+}
+
+// Validate checks what spans sections: the model references must name
+// configured providers.
+func (c Config) Validate() error {
+	var errs []error
+	ref := func(path, s string) {
+		r, err := core.ParseModelRef(s)
+		if err != nil {
+			errs = append(errs, core.FieldErrorf(path, err.Error()))
+			return
+		}
+		if _, ok := c.Models.Providers[r.Provider]; !ok {
+			errs = append(errs, core.FieldErrorf(path, fmt.Sprintf("provider %q is not configured under models.providers (%s)", r.Provider, describeKeys(c.Models.Providers))))
+		}
+	}
+	if c.Agents.Defaults.Model.Primary == "" {
+		errs = append(errs, core.FieldErrorf("agents.defaults.model.primary", `required: the model that answers, as "<provider>/<model>", for example "echo/echo"`))
+	} else {
+		ref("agents.defaults.model.primary", c.Agents.Defaults.Model.Primary)
+	}
+	for i, fb := range c.Agents.Defaults.Model.Fallbacks {
+		ref(fmt.Sprintf("agents.defaults.model.fallbacks[%d]", i), fb)
+	}
+	return errors.Join(errs...)
+}
+
+func describeKeys[V any](m map[string]V) string {
+	if len(m) == 0 {
+		return "none are configured"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return "configured: " + strings.Join(keys, ", ")
+}
+
+// Parse reads a configuration from data. name labels positions in errors
+// (usually the file path). lookup resolves ${VAR} references; nil means
+// os.LookupEnv. On any problem it returns Errors listing all of them.
+func Parse(name string, data []byte, lookup LookupEnv) (*Config, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	cfg := Default()
+	positions, errs := decodeYAML(name, data, lookup, &cfg)
+	if positions != nil {
+		c := &checker{file: name, positions: positions}
+		c.walk(reflectValue(&cfg), "")
+		errs = append(errs, c.errs...)
+	}
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return &cfg, nil
+}
+
+// Load reads and parses the configuration file at path.
+func Load(path string, lookup LookupEnv) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: read %s: %w", path, errors.Unwrap(err))
+	}
+	return Parse(path, data, lookup)
+}
+
+// ErrNotFound is returned by Find when no configuration file exists in any
+// of the places it looks.
+var ErrNotFound = errors.New("no configuration file found")
+
+// Find returns the configuration file to use: explicit (the --config flag)
+// if set, else $SWITCHBOARD_CONFIG, else ./config.yaml, else
+// ~/.switchboard/config.yaml. An explicit path is returned even if it does
+// not exist, so the read error names it.
+func Find(explicit string, lookup LookupEnv, home string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	if p, ok := lookup("SWITCHBOARD_CONFIG"); ok && p != "" {
+		return p, nil
+	}
+	candidates := []string{"config.yaml"}
+	if home != "" {
+		candidates = append(candidates, filepath.Join(home, ".switchboard", "config.yaml"))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("config: %w (looked for --config, $SWITCHBOARD_CONFIG, %s); copy config.yaml.example to config.yaml to start", ErrNotFound, strings.Join(candidates, ", "))
+}
+
+// ResolveStateDir returns the absolute state directory:
+// $SWITCHBOARD_STATE_DIR if set, else stateDir, else ~/.switchboard. A
+// leading "~/" is the home directory.
+func (c *Config) ResolveStateDir(lookup LookupEnv, home string) (string, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	dir := c.StateDir
+	if env, ok := lookup("SWITCHBOARD_STATE_DIR"); ok && env != "" {
+		dir = env
+	}
+	if dir == "" {
+		dir = "~/.switchboard"
+	}
+	return expandHome(dir, home)
+}
+
+// ResolveWorkspace returns the agent workspace directory: the configured one
+// or "<stateDir>/workspace".
+func (c *Config) ResolveWorkspace(stateDir, home string) (string, error) {
+	if c.Agents.Defaults.Workspace == "" {
+		return filepath.Join(stateDir, "workspace"), nil
+	}
+	return expandHome(c.Agents.Defaults.Workspace, home)
+}
+
+func expandHome(dir, home string) (string, error) {
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		if home == "" {
+			return "", fmt.Errorf("config: cannot expand %q: the home directory is unknown; use an absolute path", dir)
+		}
+		dir = filepath.Join(home, strings.TrimPrefix(dir, "~"))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("config: %s: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// ModulePath is the Go module path of Switchboard.
+const ModulePath = "github.com/switchboardhq/switchboard"

@@ -1,0 +1,553 @@
+package config
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// enumType is implemented by string types with a fixed set of values; the
+// decoder names the values when a wrong one is written, and the schema lists
+// them.
+type enumType interface {
+	EnumValues() []string
+}
+
+// validator is implemented by configuration structs that check relations
+// between their fields. It returns nil, a *core.FieldError, or several joined
+// with errors.Join.
+type validator interface {
+	Validate() error
+}
+
+var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// pos is a 1-based position in the file.
+type pos struct{ line, col int }
+
+// decoder turns a YAML AST into a typed value, collecting every problem
+// with its position instead of stopping at the first.
+type decoder struct {
+	file      string
+	lookup    LookupEnv
+	errs      Errors
+	anchors   map[string]ast.Node
+	positions map[string]pos // key path → position of its value
+	depth     int            // nesting of value calls, bounded against alias cycles
+}
+
+// maxDepth bounds nesting; only an alias that refers to its own ancestor
+// (a: &a {b: *a}) reaches it.
+const maxDepth = 100
+
+// decodeYAML parses data and decodes it onto out, which holds the defaults.
+// Keys absent from the file keep their default; a null value also keeps it.
+func decodeYAML(file string, data []byte, lookup LookupEnv, out any) (map[string]pos, Errors) {
+	d := &decoder{file: file, lookup: lookup, anchors: map[string]ast.Node{}, positions: map[string]pos{}}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		var ye yaml.Error
+		if errors.As(err, &ye) && ye.GetToken() != nil {
+			p := ye.GetToken().Position
+			return nil, Errors{{File: file, Line: p.Line, Column: p.Column, Message: "invalid YAML: " + ye.GetMessage()}}
+		}
+		return nil, Errors{{File: file, Message: "invalid YAML: " + err.Error()}}
+	}
+	var body ast.Node
+	for i, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if body != nil {
+			p := posOf(doc)
+			return nil, Errors{{File: file, Line: p.line, Column: p.col, Message: fmt.Sprintf("found a second YAML document (document %d); a config file holds one", i+1)}}
+		}
+		body = doc.Body
+	}
+	if body == nil {
+		return d.positions, nil
+	}
+	for _, n := range ast.Filter(ast.AnchorType, body) {
+		a := n.(*ast.AnchorNode)
+		d.anchors[a.Name.GetToken().Value] = a.Value
+	}
+	d.value(body, reflect.ValueOf(out).Elem(), "")
+	return d.positions, d.errs
+}
+
+func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {
+	p := posOf(n)
+	d.errs = append(d.errs, &Error{File: d.file, Line: p.line, Column: p.col, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// posOf finds the most useful position for a node: for a block mapping the
+// goccy token is the first ':' so the first key is used instead.
+func posOf(n ast.Node) pos {
+	switch v := n.(type) {
+	case nil:
+		return pos{}
+	case *ast.MappingNode:
+		if len(v.Values) > 0 && !v.IsFlowStyle {
+			return posOf(v.Values[0].Key)
+		}
+	case *ast.MappingValueNode:
+		return posOf(v.Key)
+	case *ast.DocumentNode:
+		if v.Start != nil {
+			return pos{v.Start.Position.Line, v.Start.Position.Column}
+		}
+		return posOf(v.Body)
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return pos{}
+	}
+	return pos{tk.Position.Line, tk.Position.Column}
+}
+
+// follow looks through anchors, aliases and tags to the node that holds the
+// value. It returns nil and the alias when an alias names no anchor.
+func (d *decoder) follow(n ast.Node) (ast.Node, *ast.AliasNode) {
+	for depth := 0; n != nil && depth < 64; depth++ {
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AliasNode:
+			target, ok := d.anchors[v.Value.GetToken().Value]
+			if !ok {
+				return nil, v
+			}
+			n = target
+		default:
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// resolve is follow that reports a dangling alias.
+func (d *decoder) resolve(n ast.Node, path string) ast.Node {
+	out, dangling := d.follow(n)
+	if dangling != nil {
+		name := dangling.Value.GetToken().Value
+		d.errorf(dangling, path, "alias *%s refers to no anchor &%s", name, name)
+	}
+	return out
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// value decodes n onto v. v is addressable and already holds the default.
+func (d *decoder) value(n ast.Node, v reflect.Value, path string) {
+	if d.depth >= maxDepth {
+		d.errorf(n, path, "nested too deeply; does an alias refer to its own parent?")
+		return
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	raw := n
+	n = d.resolve(n, path)
+	if n == nil {
+		return
+	}
+	if _, isNull := n.(*ast.NullNode); isNull {
+		return
+	}
+	if path != "" {
+		d.positions[path] = posOf(raw)
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.value(raw, v.Elem(), path)
+		return
+	}
+	if reflect.PointerTo(v.Type()).Implements(textUnmarshalerType) {
+		d.text(n, v, path)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		d.structValue(n, v, path)
+	case reflect.Map:
+		d.mapValue(n, v, path)
+	case reflect.Slice:
+		d.sliceValue(n, v, path)
+	case reflect.String:
+		if s, ok := d.scalarText(n, path); ok {
+			v.SetString(s)
+		}
+	case reflect.Bool:
+		d.boolValue(n, v, path)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		d.intValue(n, v, path)
+	case reflect.Float32, reflect.Float64:
+		d.floatValue(n, v, path)
+	case reflect.Interface:
+		if g, ok := d.generic(n, path); ok && g != nil {
+			v.Set(reflect.ValueOf(g))
+		}
+	default:
+		d.errorf(n, path, "cannot be set from YAML (Go type %s)", v.Type())
+	}
+}
+
+// mappingEntries returns the key/value pairs of a mapping, merge keys
+// ("<<: *base") first so that explicit keys override merged ones.
+func (d *decoder) mappingEntries(n ast.Node, path string) ([]*ast.MappingValueNode, bool) {
+	var values []*ast.MappingValueNode
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		values = m.Values
+	case *ast.MappingValueNode:
+		values = []*ast.MappingValueNode{m}
+	default:
+		d.errorf(n, path, "expected a mapping of keys to values, got %s", describe(n))
+		return nil, false
+	}
+	var merged, own []*ast.MappingValueNode
+	for _, mv := range values {
+		if _, isMerge := mv.Key.(*ast.MergeKeyNode); !isMerge {
+			own = append(own, mv)
+			continue
+		}
+		src := d.resolve(mv.Value, path)
+		var sources []ast.Node
+		if seq, ok := src.(*ast.SequenceNode); ok {
+			for _, s := range seq.Values {
+				sources = append(sources, d.resolve(s, path))
+			}
+		} else {
+			sources = append(sources, src)
+		}
+		for _, s := range sources {
+			if s == nil {
+				continue
+			}
+			entries, ok := d.mappingEntries(s, path)
+			if ok {
+				merged = append(merged, entries...)
+			}
+		}
+	}
+	return append(merged, own...), true
+}
+
+func keyString(k ast.MapKeyNode) string {
+	if s, ok := k.(*ast.StringNode); ok {
+		return s.Value
+	}
+	if tk := k.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return k.String()
+}
+
+func (d *decoder) structValue(n ast.Node, v reflect.Value, path string) {
+	entries, ok := d.mappingEntries(n, path)
+	if !ok {
+		return
+	}
+	fields := fieldsOf(v.Type())
+	for _, mv := range entries {
+		name := keyString(mv.Key)
+		if strings.HasPrefix(name, "x-") {
+			// Extension keys hold YAML anchors for reuse elsewhere.
+			continue
+		}
+		f, ok := fields.byName[name]
+		if !ok {
+			msg := fmt.Sprintf("unknown key %q", name)
+			if s := suggest(name, fields.names); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else if len(fields.names) > 0 {
+				msg += "; valid keys here: " + strings.Join(fields.names, ", ")
+			}
+			d.errorf(mv.Key, joinPath(path, name), "%s", msg)
+			continue
+		}
+		d.value(mv.Value, v.Field(f.index), joinPath(path, name))
+		d.placeAtKey(mv, joinPath(path, name))
+	}
+}
+
+// placeAtKey records a mapping or list value at its key's position: a
+// problem with the whole value (a missing key inside it, say) is clearest
+// there. Scalars keep the position of the value itself.
+func (d *decoder) placeAtKey(mv *ast.MappingValueNode, path string) {
+	n, _ := d.follow(mv.Value)
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
+		d.positions[path] = posOf(mv.Key)
+	}
+}
+
+func (d *decoder) mapValue(n ast.Node, v reflect.Value, path string) {
+	if v.Type().Key().Kind() != reflect.String {
+		d.errorf(n, path, "cannot be set from YAML (map key type %s)", v.Type().Key())
+		return
+	}
+	entries, ok := d.mappingEntries(n, path)
+	if !ok {
+		return
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	for _, mv := range entries {
+		name := keyString(mv.Key)
+		key := reflect.ValueOf(name).Convert(v.Type().Key())
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if old := v.MapIndex(key); old.IsValid() {
+			elem.Set(old)
+		}
+		d.value(mv.Value, elem, joinPath(path, name))
+		d.placeAtKey(mv, joinPath(path, name))
+		v.SetMapIndex(key, elem)
+	}
+}
+
+func (d *decoder) sliceValue(n ast.Node, v reflect.Value, path string) {
+	seq, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.errorf(n, path, "expected a list, got %s", describe(n))
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(seq.Values), len(seq.Values))
+	for i, e := range seq.Values {
+		d.value(e, out.Index(i), fmt.Sprintf("%s[%d]", path, i))
+	}
+	v.Set(out)
+}
+
+// scalarText returns a scalar's text with environment references expanded.
+// Numbers and booleans give their source text, so `allowFrom: [12345]`
+// fills a list of strings.
+func (d *decoder) scalarText(n ast.Node, path string) (string, bool) {
+	s, _, ok := d.scalarTextRef(n, path)
+	return s, ok
+}
+
+func (d *decoder) scalarTextRef(n ast.Node, path string) (text string, fromEnv, ok bool) {
+	var raw string
+	switch v := n.(type) {
+	case *ast.StringNode:
+		raw = v.Value
+	case *ast.LiteralNode:
+		raw = v.Value.Value
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		return n.GetToken().Value, false, true
+	default:
+		d.errorf(n, path, "expected a single value, got %s", describe(n))
+		return "", false, false
+	}
+	out, referenced, err := expandEnv(raw, d.lookup)
+	if err != nil {
+		d.errorf(n, path, "%s", err.Error())
+		return "", referenced, false
+	}
+	return out, referenced, true
+}
+
+func (d *decoder) text(n ast.Node, v reflect.Value, path string) {
+	s, ok := d.scalarText(n, path)
+	if !ok {
+		return
+	}
+	tu := v.Addr().Interface().(encoding.TextUnmarshaler)
+	if err := tu.UnmarshalText([]byte(s)); err != nil {
+		if e, isEnum := v.Interface().(enumType); isEnum {
+			d.errorf(n, path, "must be one of %s (got %q)", strings.Join(e.EnumValues(), ", "), s)
+			return
+		}
+		d.errorf(n, path, "%s", err.Error())
+	}
+}
+
+func (d *decoder) boolValue(n ast.Node, v reflect.Value, path string) {
+	if b, ok := n.(*ast.BoolNode); ok {
+		v.SetBool(b.Value)
+		return
+	}
+	if s, fromEnv, ok := d.scalarTextRef(n, path); ok {
+		if b, err := strconv.ParseBool(s); err == nil && fromEnv {
+			v.SetBool(b)
+			return
+		}
+		d.errorf(n, path, "expected true or false, got %q", s)
+	}
+}
+
+func (d *decoder) intValue(n ast.Node, v reflect.Value, path string) {
+	var i int64
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		switch iv := x.Value.(type) {
+		case int64:
+			i = iv
+		case uint64:
+			if iv > math.MaxInt64 {
+				d.errorf(n, path, "%d is too large", iv)
+				return
+			}
+			i = int64(iv)
+		}
+	default:
+		s, fromEnv, ok := d.scalarTextRef(n, path)
+		if !ok {
+			return
+		}
+		parsed, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || !fromEnv {
+			d.errorf(n, path, "expected a whole number, got %q", s)
+			return
+		}
+		i = parsed
+	}
+	if v.OverflowInt(i) {
+		d.errorf(n, path, "%d is out of range", i)
+		return
+	}
+	v.SetInt(i)
+}
+
+func (d *decoder) floatValue(n ast.Node, v reflect.Value, path string) {
+	switch x := n.(type) {
+	case *ast.FloatNode:
+		v.SetFloat(x.Value)
+		return
+	case *ast.IntegerNode:
+		switch iv := x.Value.(type) {
+		case int64:
+			v.SetFloat(float64(iv))
+		case uint64:
+			v.SetFloat(float64(iv))
+		}
+		return
+	}
+	s, fromEnv, ok := d.scalarTextRef(n, path)
+	if !ok {
+		return
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !fromEnv {
+		d.errorf(n, path, "expected a number, got %q", s)
+		return
+	}
+	v.SetFloat(f)
+}
+
+// generic converts a node to plain Go values (map[string]any, []any, string,
+// int64, float64, bool) for keys typed `any`.
+func (d *decoder) generic(n ast.Node, path string) (any, bool) {
+	if d.depth >= maxDepth {
+		d.errorf(n, path, "nested too deeply; does an alias refer to its own parent?")
+		return nil, false
+	}
+	d.depth++
+	defer func() { d.depth-- }()
+	n = d.resolve(n, path)
+	switch v := n.(type) {
+	case nil, *ast.NullNode:
+		return nil, true
+	case *ast.MappingNode, *ast.MappingValueNode:
+		entries, ok := d.mappingEntries(v, path)
+		if !ok {
+			return nil, false
+		}
+		m := make(map[string]any, len(entries))
+		for _, mv := range entries {
+			k := keyString(mv.Key)
+			if g, ok := d.generic(mv.Value, joinPath(path, k)); ok {
+				m[k] = g
+			}
+		}
+		return m, true
+	case *ast.SequenceNode:
+		out := make([]any, 0, len(v.Values))
+		for i, e := range v.Values {
+			if g, ok := d.generic(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+				out = append(out, g)
+			}
+		}
+		return out, true
+	case *ast.StringNode, *ast.LiteralNode:
+		return d.scalarText(v, path)
+	case ast.ScalarNode:
+		return v.GetValue(), true
+	}
+	d.errorf(n, path, "unsupported YAML value %s", describe(n))
+	return nil, false
+}
+
+func describe(n ast.Node) string {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.StringNode, *ast.LiteralNode:
+		return fmt.Sprintf("the string %q", n.GetToken().Value)
+	case *ast.NullNode:
+		return "null"
+	}
+	if tk := n.GetToken(); tk != nil {
+		return fmt.Sprintf("%q", tk.Value)
+	}
+	return n.Type().String()
+}
+
+// field is one configuration key of a struct.
+type field struct {
+	name  string
+	index int
+	sf    reflect.StructField
+}
+
+type structFields struct {
+	byName map[string]field
+	list   []field
+	names  []string // sorted, for suggestions and messages
+}
+
+// fieldsOf lists the keys of a configuration struct: each exported field's
+// json tag name. Fields tagged "-" are not configuration.
+func fieldsOf(t reflect.Type) structFields {
+	fs := structFields{byName: map[string]field{}}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		f := field{name: name, index: i, sf: sf}
+		fs.byName[name] = f
+		fs.list = append(fs.list, f)
+		fs.names = append(fs.names, name)
+	}
+	sort.Strings(fs.names)
+	return fs
+}

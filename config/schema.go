@@ -1,0 +1,105 @@
+package config
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// SchemaURI is the JSON Schema dialect of Schema's output.
+const SchemaURI = "https://json-schema.org/draft/2020-12/schema"
+
+// Schema returns the JSON Schema of the configuration file (after ${VAR}
+// expansion), with each key's doc comment as its description and each
+// default from Default(). Editors use it for completion; the gateway serves
+// it as config.schema.
+func Schema() ([]byte, error) {
+	root := schemaOf(reflect.TypeFor[Config](), reflect.ValueOf(Default()))
+	root["$schema"] = SchemaURI
+	root["title"] = "Switchboard configuration"
+	if doc := fieldDocs[typeKey(reflect.TypeFor[Config]())]; doc != "" {
+		root["description"] = doc
+	}
+	return json.MarshalIndent(root, "", "  ")
+}
+
+func typeKey(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
+
+// schemaOf builds the schema of t. def holds the default value of this
+// position when there is one (invalid otherwise).
+func schemaOf(t reflect.Type, def reflect.Value) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+		if def.IsValid() {
+			def = reflect.Indirect(def)
+		}
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		s := map[string]any{"type": "string"}
+		if e, ok := reflect.Zero(t).Interface().(enumType); ok {
+			s["enum"] = e.EnumValues()
+		}
+		return s
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		props := map[string]any{}
+		for _, f := range fieldsOf(t).list {
+			var fdef reflect.Value
+			if def.IsValid() {
+				fdef = def.Field(f.index)
+			}
+			fs := schemaOf(f.sf.Type, fdef)
+			if doc := fieldDocs[typeKey(t)+"."+f.sf.Name]; doc != "" {
+				fs["description"] = doc
+			}
+			if fdef.IsValid() && !fdef.IsZero() && isLeaf(f.sf.Type) {
+				fs["default"] = fdef.Interface()
+			}
+			if f.sf.Tag.Get("config") == "secret" {
+				fs["writeOnly"] = true
+			}
+			bound(fs, f.sf, "min", "minimum")
+			bound(fs, f.sf, "max", "maximum")
+			props[f.name] = fs
+		}
+		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), reflect.Value{})}
+	case reflect.Slice, reflect.Array:
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), reflect.Value{})}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	}
+	return map[string]any{}
+}
+
+// isLeaf reports whether a default of type t is worth stating in the schema
+// (scalars and lists of scalars; objects state their own fields' defaults).
+func isLeaf(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Interface:
+		return reflect.PointerTo(t).Implements(textUnmarshalerType)
+	case reflect.Slice:
+		return isLeaf(t.Elem())
+	}
+	return true
+}
+
+func bound(s map[string]any, sf reflect.StructField, tag, keyword string) {
+	v, ok := sf.Tag.Lookup(tag)
+	if !ok {
+		return
+	}
+	if n, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		s[keyword] = n
+	}
+}

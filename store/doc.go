@@ -1,0 +1,61 @@
+// Package store owns Switchboard's durable state: everything that has to
+// survive a restart other than the session transcripts, which are JSONL files
+// of their own. Later issues add the inbound journal, platform dedupe keys and
+// channel offsets, the outbound delivery ledger, pairing requests, cron state
+// and the sessions index; this package provides the mechanism they build on.
+//
+// # Where it lives
+//
+// The embedded default, [SQLite], keeps everything in the state directory
+// (config stateDir, env SWITCHBOARD_STATE_DIR, default ~/.switchboard):
+//
+//	<stateDir>/state.db          the SQLite database (created mode 0600)
+//	<stateDir>/state.db-wal      its write-ahead log, present while open
+//	<stateDir>/state.db-shm      the WAL index, present while open
+//	<stateDir>/switchboard.lock  held by the one process that has the store open; holds its pid
+//
+// [Open] creates the directory with mode 0700 if it is missing. One process
+// at a time: Open takes an exclusive lock on switchboard.lock (flock, so the
+// kernel drops it when the process dies, however it dies) and fails with
+// [ErrLocked] while someone else holds it. On platforms without flock the lock
+// is not enforced.
+//
+// Back up a running store with SQLite's online backup (sqlite3 state.db
+// ".backup copy.db"), not by copying state.db alone: recent commits may still
+// be only in state.db-wal.
+//
+// # Durability
+//
+// The database runs in WAL mode with synchronous=NORMAL. A transaction that
+// has committed survives the Switchboard process crashing or being killed, so
+// "journal the inbound, then ack the platform" is safe against crashes. After
+// a power loss or an OS crash the last few transactions may be rolled back;
+// the database stays consistent. Writes go through a single connection, in
+// BEGIN IMMEDIATE transactions; reads go through a separate read-only pool
+// and never wait for writers.
+//
+// # Migrations
+//
+// The schema is a numbered series of SQL files embedded in the binary,
+// migrations/sqlite/0001_meta.sql, 0002_....sql and so on: four digits,
+// starting at 0001, no gaps, a lower-case name. Applied versions are recorded
+// in the schema_version table (version, name, applied_at in unix
+// milliseconds). Open applies the missing migrations in order, each in its own
+// transaction together with its schema_version row, so a failed migration
+// leaves the database at the previous version and the next Open retries it.
+// A migration is never edited once released; a change is a new file.
+// Statements that cannot run inside a transaction (VACUUM, journal_mode) do
+// not belong in a migration.
+//
+// A database whose schema_version is newer than the newest embedded migration
+// was written by a newer Switchboard; Open refuses it with [ErrSchemaTooNew]
+// rather than run old code against a schema it does not know.
+//
+// # The boundary
+//
+// [Store] is the interface the rest of Switchboard programs against. SQL stays
+// inside the implementation, so a Postgres implementation, for several
+// instances sharing one database, can follow with its own migrations under
+// migrations/postgres and without changes to the callers. See [Store] for the
+// rules that keep that possible.
+package store
