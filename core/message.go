@@ -78,6 +78,8 @@ func UnmarshalMessage(data []byte) (Message, error) {
 		m = new(AssistantMessage)
 	case RoleToolResult:
 		m = new(ToolResultMessage)
+	case RoleCompactionSummary:
+		m = new(CompactionSummaryMessage)
 	default:
 		m = new(RawMessage)
 	}
