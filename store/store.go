@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // Store is the boundary between Switchboard and its durable state. Everything
@@ -35,6 +37,10 @@ type Store interface {
 	// Close releases every resource of the store: connections, locks. It is
 	// safe to call more than once; calls after the first return nil.
 	Close() error
+
+	// SessionIndex maps session keys to their current transcript and
+	// metadata.
+	core.SessionIndex
 }
 
 // ErrLocked is wrapped by the error [Open] returns when another process, or

@@ -43,6 +43,7 @@ type command struct {
 func commands() []*command {
 	return []*command{
 		runCommand(),
+		agentCommand(),
 		configCheckCommand(),
 		configSchemaCommand(),
 		versionCommand(),

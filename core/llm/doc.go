@@ -1,8 +1,14 @@
 // Package llm holds the model providers: the Provider interface that streams
 // seed-000 AssistantMessageEvents, and its implementations for the Anthropic
-// Messages API, OpenAI-compatible chat completions (also Ollama, vLLM and
-// llama.cpp servers) and echo, a provider with no network for demos and tests.
+// Messages API (Anthropic), OpenAI-compatible chat completions, also served
+// by Ollama, vLLM and llama.cpp (OpenAI), and Echo, a provider with no
+// network for demos and tests. It also owns the `models:` configuration
+// section the providers are built from.
 //
-// The providers arrive with the agent core; this package already owns the
-// `models:` configuration section they are built from.
+// Router resolves "<provider>/<model>" references and streams a call with
+// retries and fallbacks that never repeat what a caller has already seen.
+// MessageBuilder is the one place that turns a vendor's stream into events,
+// so every provider, including one an embedding program writes, emits the
+// same event shapes. Package llmtest holds fakes of both vendor APIs and a
+// scripted Provider for tests.
 package llm

@@ -1,6 +1,27 @@
-// Package prompt will assemble the prompt body of each turn (seed 004 phase
-// A): the trusted system prompt and the untrusted, labelled metadata blocks
-// that carry channel-supplied text.
+// Package prompt assembles what the model reads on each turn (seed 004
+// phase A): the system prompt, which is stable for a session and never
+// holds a byte of channel text, and the user prompt, in which every
+// channel-supplied string sits in a labelled untrusted slot.
 //
-// Until the agent core lands this package is intentionally empty.
+// The user prompt is built by Body, top to bottom:
+//
+//	System: [<ts>] …                  queued system events (Switchboard's own,
+//	System (untrusted): …             or marked untrusted)
+//	Note: The previous agent run …    abort hint
+//	[Thread history - for context]    thread context, new sessions only
+//	Conversation info (untrusted metadata):
+//	```json                           untrusted metadata blocks (JSON, escaped,
+//	{…}                               capped, one line per name)
+//	```
+//	[media attached: …]               media note and reply hint
+//	<the user's message>              the raw body slot
+//	Untrusted context (metadata, …):  further channel context
+//
+// Text in the raw slots (the message, thread context, untrusted context
+// lines) is neutralised line by line: a line that would read as one of the
+// markers above, a heading or a role tag, including look-alike spellings,
+// is rewritten so that only Switchboard can start such a line.
+//
+// The package does no IO except System, which reads the workspace's
+// context files through an fs.FS.
 package prompt

@@ -81,12 +81,16 @@ type Call struct {
 }
 
 // Result is what a tool returns: content for the model, details for the UI
-// and hooks (seed 002 §7.1).
+// and hooks (seed 002 §7.1). It is also the partialResult of a
+// tool_execution_update event and the result of a tool_execution_end event,
+// and encodes as {"content":[...],"details":...} there.
 type Result struct {
 	// Content is what the model sees: at least one text or image block.
-	Content core.Content
+	// A tool must not change the blocks of a Result it has returned or
+	// passed to update.
+	Content core.Content `json:"content"`
 	// Details is structured data about the result, not sent to the model.
-	Details json.RawMessage
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // TextResult is a Result with one text block.
@@ -105,14 +109,24 @@ type Decision struct {
 
 // BeforeToolCall is a before_tool_call hook. It may rewrite call.Args, or
 // block the call. Hooks run in registration order; the first block wins.
+// call.Args is the executor's own copy, already normalized to the schema's
+// spelling, so a hook may change it in place (nested values are shared
+// with the model's message: copy them before changing them); changes to
+// the other fields of call are ignored.
 type BeforeToolCall func(ctx context.Context, call *Call) Decision
 
 // AfterToolCall is an after_tool_call hook: it observes the call and its
-// outcome and cannot change them.
+// outcome and cannot change them. It runs for every call the Executor
+// answers except skipped ones, executed or not: result is what the model
+// will see before validation (the envelope for a failure), and err is the
+// tool's error, or one wrapping ErrBlocked, ErrUnknownTool,
+// ErrRequiredParam, ErrTimeout, ErrAborted or ErrPanic.
 type AfterToolCall func(ctx context.Context, call Call, result Result, err error)
 
 // ToolResultPersist is a tool_result_persist hook: it may rewrite the result
-// message before it is appended to the transcript.
+// message before it is appended to the transcript. The blocks may be the
+// tool's own, so a hook replaces blocks (or the slice) rather than editing
+// them.
 type ToolResultPersist func(ctx context.Context, msg *core.ToolResultMessage)
 
 // Hooks are the seed-002 hook points.

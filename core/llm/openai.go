@@ -1,0 +1,321 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// OpenAI is the openai-completions provider: OpenAI's Chat Completions API
+// with streaming, through the official SDK. It also speaks to the
+// OpenAI-compatible servers of Ollama, vLLM and llama.cpp
+// (baseUrl "http://host:port/v1"). It is safe for concurrent use.
+type OpenAI struct {
+	name                string
+	apiKey              string
+	completions         openai.ChatCompletionService
+	clock               func() time.Time
+	maxCompletionTokens bool
+}
+
+// Compile-time check that OpenAI is a Provider.
+var _ Provider = (*OpenAI)(nil)
+
+// NewOpenAI returns the chat-completions provider named name. It reads
+// only cfg (base URL, API key, extra headers), never OPENAI_* environment
+// variables, and leaves retries to the caller (see Router). An empty API
+// key sends no Authorization header, as local servers expect.
+func NewOpenAI(name string, cfg ProviderConfig, opts ProviderOptions) *OpenAI {
+	o := []option.RequestOption{
+		option.WithMaxRetries(0),
+		option.WithHTTPClient(httpClient(opts)),
+	}
+	if cfg.BaseURL != "" {
+		o = append(o, option.WithBaseURL(cfg.BaseURL))
+	} else {
+		o = append(o, option.WithEnvironmentProduction())
+	}
+	if cfg.APIKey != "" {
+		o = append(o, option.WithAPIKey(cfg.APIKey))
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		o = append(o, option.WithHeader(k, cfg.Headers[k]))
+	}
+	return &OpenAI{
+		name:   name,
+		apiKey: cfg.APIKey,
+		// The service rather than openai.NewClient, which would add
+		// OPENAI_BASE_URL, OPENAI_API_KEY and friends from the environment.
+		completions:         openai.NewChatCompletionService(o...),
+		clock:               opts.clock(),
+		maxCompletionTokens: isOpenAIEndpoint(cfg.BaseURL),
+	}
+}
+
+// isOpenAIEndpoint reports whether baseURL is OpenAI's own API.
+func isOpenAIEndpoint(baseURL string) bool {
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && u.Hostname() == "api.openai.com"
+}
+
+// Stream sends req as a streaming chat completion and streams the reply
+// (see Provider).
+func (p *OpenAI) Stream(ctx context.Context, req *Request, emit func(core.AssistantMessageEvent)) (*core.AssistantMessage, error) {
+	if req == nil {
+		req = &Request{}
+	}
+	now := p.clock()
+	b := NewMessageBuilder(APIOpenAICompletions, p.name, req.Model, now, emit)
+	b.Start()
+	src := errorSource{provider: p.name, model: req.Model.ID, apiKey: p.apiKey, now: now}
+	params, err := openaiParams(req, p.maxCompletionTokens)
+	if err != nil {
+		return b.Fail(&Error{Kind: ErrorUnknown, Message: err.Error(), Err: err})
+	}
+	stream := p.completions.NewStreaming(ctx, params)
+	defer stream.Close()
+	s := openaiStream{b: b, cur: -1, now: now}
+	for stream.Next() {
+		s.handle(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		if ctx.Err() != nil {
+			return b.Abort(ctx)
+		}
+		return b.Fail(openaiError(src, err))
+	}
+	if ctx.Err() != nil && s.finish == "" {
+		return b.Abort(ctx)
+	}
+	if s.chunks == 0 {
+		return b.Fail(src.truncated("before any data"))
+	}
+	switch s.finish {
+	case "length":
+		return b.Done(core.StopReasonLength)
+	case "content_filter":
+		b.EndAll()
+		return b.Fail(src.refusal("the provider's content filter withheld the answer (content_filter)"))
+	case "tool_calls", "function_call":
+		return b.Done(core.StopReasonToolUse)
+	default:
+		// "stop", or nothing at all from a server that just closes the
+		// stream. Some servers say "stop" after streaming tool calls;
+		// the calls are what the model wants run.
+		if len(s.calls) > 0 {
+			return b.Done(core.StopReasonToolUse)
+		}
+		return b.Done(core.StopReasonStop)
+	}
+}
+
+// reasoningFields are the delta members servers put reasoning in:
+// reasoning_content (DeepSeek, vLLM, llama.cpp) and reasoning (Ollama,
+// OpenRouter). The SDK does not model them.
+var reasoningFields = [...]string{"reasoning_content", "reasoning"}
+
+// openaiStream maps chat-completion chunks onto a MessageBuilder.
+type openaiStream struct {
+	b *MessageBuilder
+	// cur is the open text or thinking block, -1 for none; curThinking
+	// says which. Text and reasoning each stream into one block until the
+	// other (or a tool call) interrupts.
+	cur         int
+	curThinking bool
+	calls       []openaiCall
+	finish      string
+	chunks      int
+	now         time.Time
+}
+
+// openaiCall is one streamed tool call.
+type openaiCall struct {
+	index    int64
+	hasIndex bool
+	id       string
+	content  int
+}
+
+func (s *openaiStream) handle(c openai.ChatCompletionChunk) {
+	s.chunks++
+	if c.JSON.Usage.Valid() {
+		u := c.Usage
+		cached := u.PromptTokensDetails.CachedTokens
+		s.b.SetUsage(core.Usage{
+			Input:     max(u.PromptTokens-cached, 0),
+			Output:    u.CompletionTokens,
+			CacheRead: cached,
+		})
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		d := ch.Delta
+		for _, name := range reasoningFields {
+			if r := jsonString(d.JSON.ExtraFields[name].Raw()); r != "" {
+				s.appendCurrent(true, r)
+				break
+			}
+		}
+		s.appendCurrent(false, d.Content)
+		s.appendCurrent(false, d.Refusal)
+		for _, tc := range d.ToolCalls {
+			s.toolCall(tc)
+		}
+		if ch.FinishReason != "" {
+			s.finish = ch.FinishReason
+		}
+	}
+}
+
+// jsonString decodes raw when it is a JSON string; anything else is "".
+func jsonString(raw string) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal([]byte(raw), &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// appendCurrent appends text or thinking, opening a block of that kind if
+// the current one is of the other kind.
+func (s *openaiStream) appendCurrent(thinking bool, delta string) {
+	if delta == "" {
+		return
+	}
+	if s.cur < 0 || s.curThinking != thinking {
+		s.closeCurrent()
+		if thinking {
+			s.cur = s.b.StartThinking()
+		} else {
+			s.cur = s.b.StartText()
+		}
+		s.curThinking = thinking
+	}
+	if thinking {
+		s.b.AppendThinking(s.cur, delta)
+	} else {
+		s.b.AppendText(s.cur, delta)
+	}
+}
+
+func (s *openaiStream) closeCurrent() {
+	if s.cur >= 0 {
+		s.b.End(s.cur)
+		s.cur = -1
+	}
+}
+
+// toolCall applies one tool-call delta. Calls are told apart by index;
+// a server that omits it continues the most recent call, unless it names
+// a new call id.
+func (s *openaiStream) toolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	c := s.findCall(tc)
+	if c == nil {
+		s.closeCurrent()
+		id := tc.ID
+		if id == "" {
+			// Some local servers send no id; the tool result must
+			// still name the call.
+			id = "call_" + strconv.FormatInt(s.now.UnixMilli(), 36) + "_" + strconv.Itoa(len(s.calls))
+		}
+		s.calls = append(s.calls, openaiCall{
+			index:    tc.Index,
+			hasIndex: tc.JSON.Index.Valid(),
+			id:       id,
+			content:  s.b.StartToolCall(id, tc.Function.Name),
+		})
+		c = &s.calls[len(s.calls)-1]
+	} else if call := s.b.ToolCall(c.content); call != nil && call.Name == "" {
+		call.Name = tc.Function.Name
+	}
+	s.b.AppendToolCall(c.content, tc.Function.Arguments)
+}
+
+func (s *openaiStream) findCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) *openaiCall {
+	if tc.JSON.Index.Valid() {
+		for i := range s.calls {
+			if c := &s.calls[i]; c.hasIndex && c.index == tc.Index {
+				return c
+			}
+		}
+		return nil
+	}
+	if tc.ID != "" {
+		for i := range s.calls {
+			if c := &s.calls[i]; c.id == tc.ID {
+				return c
+			}
+		}
+		return nil
+	}
+	if n := len(s.calls); n > 0 {
+		return &s.calls[n-1]
+	}
+	return nil
+}
+
+// openaiError classifies a failed call: an HTTP error response, an error
+// chunk in the stream, or a transport error.
+func openaiError(src errorSource, err error) *Error {
+	var ae *openai.Error
+	var se *ssestream.StreamError
+	switch {
+	case errors.As(err, &ae):
+		f := failure{status: ae.StatusCode, errType: ae.Type, code: ae.Code, message: ae.Message}
+		if ae.Response != nil {
+			f.header = ae.Response.Header
+		}
+		if f.message == "" {
+			f.message = http.StatusText(f.status)
+		}
+		return src.classify(f, err)
+	case errors.As(err, &se):
+		var env struct {
+			Error openaiErrorBody `json:"error"`
+		}
+		f := failure{}
+		if json.Unmarshal(se.Event.Data, &env) == nil {
+			f.errType, f.code, f.message = env.Error.Type, env.Error.code(), env.Error.Message
+		}
+		if f.message == "" {
+			f.message = "the provider reported an error mid-stream"
+		}
+		return src.classify(f, err)
+	}
+	return src.transport(err)
+}
+
+// openaiErrorBody is an error object; servers send its code as a string
+// (OpenAI) or a number (llama.cpp).
+type openaiErrorBody struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+func (e openaiErrorBody) code() string {
+	if s := jsonString(string(e.Code)); s != "" {
+		return s
+	}
+	return ""
+}

@@ -1,0 +1,14 @@
+-- sessions is the sessions index: one row per session key, pointing at the
+-- current transcript (agents/<agent_id>/sessions/<session_id>.jsonl). The
+-- columns queries filter or sort on are columns; everything else about a
+-- session (usage totals, model, flags, last route) is one JSON document, so
+-- adding a field does not need a migration.
+CREATE TABLE sessions (
+    key        TEXT PRIMARY KEY,
+    agent_id   TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    data       TEXT NOT NULL
+);
+CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, key);
