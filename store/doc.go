@@ -1,8 +1,9 @@
 // Package store owns Switchboard's durable state: everything that has to
 // survive a restart other than the session transcripts, which are JSONL files
-// of their own. Later issues add the inbound journal, platform dedupe keys and
-// channel offsets, the outbound delivery ledger, pairing requests, cron state
-// and the sessions index; this package provides the mechanism they build on.
+// of their own. Today that is the sessions index, the inbound journal with
+// the outcomes of runs, and per-session queue settings; later issues add
+// platform dedupe keys and channel offsets, the outbound delivery ledger,
+// pairing requests and cron state on the same mechanism.
 //
 // # Where it lives
 //
@@ -50,6 +51,38 @@
 // A database whose schema_version is newer than the newest embedded migration
 // was written by a newer Switchboard; Open refuses it with [ErrSchemaTooNew]
 // rather than run old code against a schema it does not know.
+//
+// # The inbound journal
+//
+// [Journal] is how the dispatcher keeps its promise, across crashes and
+// restarts, that an accepted message is never lost and that a run that
+// completed is never run again (see migrations/sqlite/0003_journal.sql for
+// the schema and why each index exists). A run cut short by a crash runs
+// again; a crash between sending replies and marking them delivered sends
+// them again once, which the outbound ledger is there to stop.
+//
+//	journal                 one row per accepted inbound message: session key,
+//	                        state, the platform's dedupe key, the core.Inbound as
+//	                        JSON, run id, note, created_at and updated_at (unix ms)
+//	run_outcomes            one row per completed run: its route and replies as
+//	                        JSON, and whether they have been delivered
+//	session_queue_settings  per-session queue overrides from a /queue directive,
+//	                        as JSON
+//
+// A message's life: the dispatcher appends it (state accepted) and only then
+// acks the platform; a run takes it (running); the run's outcome is stored in
+// the same transaction that marks it done; delivery marks the outcome
+// delivered. A message refused by policy is dropped instead, with a note. On
+// restart, [Journal.PendingJournal] lists what must run again and
+// [Journal.UndeliveredOutcomes] what must be delivered again without running
+// the model. A non-empty dedupe key is unique among the rows that exist, so a
+// platform redelivery is reported as a duplicate instead of accepted twice;
+// [Journal.PruneJournal] removes finished rows once redelivery is no longer
+// possible (the dispatcher keeps them 24 hours).
+//
+// All of a [JournalBatch] is one transaction, so the dispatcher can commit
+// many messages' writes together (group commit); that, not the speed of one
+// transaction, is what makes thousands of messages a second possible.
 //
 // # The boundary
 //

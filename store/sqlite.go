@@ -82,6 +82,12 @@ type SQLite struct {
 
 	lock *dirLock
 
+	// js holds the journal's statements, prepared on writer by Open.
+	js *journalStmts
+	// now is the clock for journal and queue-settings timestamps; nil means
+	// time.Now. Tests set it right after Open.
+	now func() time.Time
+
 	closeMu sync.Mutex
 	closed  bool
 }
@@ -157,6 +163,10 @@ func (s *SQLite) open(ctx context.Context) error {
 		`INSERT INTO meta (key, value) VALUES ('created_at', ?) ON CONFLICT (key) DO NOTHING`,
 		strconv.FormatInt(time.Now().UnixMilli(), 10)); err != nil {
 		return fmt.Errorf("store: open %s: record created_at: %w", s.path, err)
+	}
+
+	if s.js, err = prepareJournal(ctx, s.writer); err != nil {
+		return err
 	}
 
 	s.reader, err = openPool(ctx, s.path, readerParams, readerConns)
@@ -259,6 +269,7 @@ func (s *SQLite) Close() error {
 			errs = append(errs, fmt.Errorf("store: close %s: reader: %w", s.path, err))
 		}
 	}
+	s.js.close()
 	if s.writer != nil {
 		if err := s.writer.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("store: close %s: writer: %w", s.path, err))

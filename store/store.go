@@ -11,9 +11,9 @@ import (
 // that must survive a restart, or that several Switchboard processes must agree
 // on, goes through it.
 //
-// Today Store only manages its own lifetime. Later issues add one small
-// interface per concern (Journal, Dedupe, Ledger, Pairing, Cron, Sessions),
-// and Store embeds each of them, so a caller that needs only the dedupe keys
+// Besides its own lifetime, Store is made of one small interface per concern
+// (today core.SessionIndex, Journal and QueueSettings; later Dedupe, Ledger,
+// Pairing, Cron), which it embeds, so a caller that needs only the dedupe keys
 // can ask for a Dedupe and a test can fake just that. SQL lives only in the
 // implementations; no interface method takes or returns SQL, rows or driver
 // types.
@@ -41,6 +41,13 @@ type Store interface {
 	// SessionIndex maps session keys to their current transcript and
 	// metadata.
 	core.SessionIndex
+
+	// Journal is the durable inbound journal and the outcomes of runs: what
+	// the dispatcher accepted, ran and delivered.
+	Journal
+
+	// QueueSettings holds the per-session queue overrides.
+	QueueSettings
 }
 
 // ErrLocked is wrapped by the error [Open] returns when another process, or

@@ -96,6 +96,17 @@ func (run *activeRun) takeSteers(final bool) []*core.Inbound {
 	return s
 }
 
+// closeSteers ends steering for good: it returns the messages still waiting
+// and moves the run to PhaseFinishing, so every later Steer is refused.
+func (run *activeRun) closeSteers() []*core.Inbound {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	s := run.steers
+	run.steers = nil
+	run.phase = PhaseFinishing
+	return s
+}
+
 // State reports the phase of the session's active run and its run id, or
 // PhaseIdle.
 func (r *Runner) State(key core.SessionKey) (Phase, string) {

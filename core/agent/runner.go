@@ -75,6 +75,11 @@ type Turn struct {
 	RunID string
 	// Inbound is the message that starts the turn.
 	Inbound core.Inbound
+	// Prompt, when set, is the already-assembled body of the user message
+	// (the dispatcher's collect prompt of several queued messages, whose
+	// channel text is already inside untrusted blocks). Inbound then only
+	// gives the session, route, kind and metadata; its Body is not used.
+	Prompt string
 	// SystemEvents are the session's queued system events, drained by the
 	// caller; they are prepended to the prompt (seed 004 step 4).
 	SystemEvents []prompt.SystemEvent
@@ -129,6 +134,10 @@ type Result struct {
 	TimedOut bool
 	// Err is the model failure that ended the run, if any.
 	Err *llm.Error
+	// Unsteered are messages handed to Steer that the run ended before
+	// taking (an abort, a failure). The caller must run them another way;
+	// they are the same pointers Steer received.
+	Unsteered []*core.Inbound
 }
 
 // Run runs one turn. It returns an error only when the turn could not run
@@ -223,9 +232,14 @@ func (tr *turnRun) execute(ctx context.Context) (*Result, error) {
 	}
 	tr.buildSystem(in)
 
-	// The prompt body: seed 004 phase A on the untrusted inbound.
+	// The prompt body: seed 004 phase A on the untrusted inbound, or on
+	// the dispatcher's prepared prompt (kept as written, with no blocks of
+	// its own: its parts already carry theirs).
 	pin := *in
 	pin.Body = body
+	if tr.t.Prompt != "" {
+		pin = core.Inbound{Kind: core.InboundSystem, SessionKey: in.SessionKey, Route: in.Route, ChatType: in.ChatType, Surface: in.Surface, Body: tr.t.Prompt}
+	}
 	pb := prompt.Body(&pin, prompt.State{
 		IsNewSession:   isNew,
 		AbortedLastRun: tr.entry.AbortedLastRun,
@@ -252,7 +266,11 @@ func (tr *turnRun) execute(ctx context.Context) (*Result, error) {
 	tr.emit(core.AgentEvent{Type: core.AgentEventMessageEnd, Message: user})
 
 	tr.run.setPhase(PhaseStreaming)
-	if err := tr.loop(ctx); err != nil {
+	err = tr.loop(ctx)
+	// Steers that arrived after the last boundary are handed back, and no
+	// more are accepted.
+	tr.res.Unsteered = tr.run.closeSteers()
+	if err != nil {
 		return nil, err
 	}
 	tr.finish(ctx)
