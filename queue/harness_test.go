@@ -153,11 +153,11 @@ type harnessOptions struct {
 	config        Config
 	contextWindow int
 	lanes         map[string]int
-	tools     []tools.Tool
-	agentCfg  agent.Config
-	dir       string
-	noStart   bool
-	observers []Observer
+	tools         []tools.Tool
+	agentCfg      agent.Config
+	dir           string
+	noStart       bool
+	observers     []Observer
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
