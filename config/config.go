@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/queue"
 )
 
 // Config is the whole configuration of one Switchboard process.
@@ -52,15 +53,27 @@ type Config struct {
 	Agents core.AgentsConfig `json:"agents"`
 	// Session controls how conversations map to sessions (session keys).
 	Session core.SessionConfig `json:"session"`
+	// Messages controls how inbound messages are handled: the queue modes
+	// for messages that arrive while a session is busy.
+	Messages MessagesConfig `json:"messages"`
+}
+
+// MessagesConfig is the `messages:` section of the configuration.
+type MessagesConfig struct {
+	// Queue decides what happens to a message that arrives while its
+	// session is running a turn: steer, followup, collect, steer-backlog or
+	// interrupt, with a debounce, a cap and a drop policy.
+	Queue queue.Config `json:"queue"`
 }
 
 // Default returns the configuration used for every key a file leaves out.
 // The defaults themselves belong to the package that owns each section.
 func Default() Config {
 	return Config{
-		Gateway: gateway.DefaultConfig(),
-		Agents:  core.DefaultAgentsConfig(),
-		Session: core.DefaultSessionConfig(),
+		Gateway:  gateway.DefaultConfig(),
+		Agents:   core.DefaultAgentsConfig(),
+		Session:  core.DefaultSessionConfig(),
+		Messages: MessagesConfig{Queue: queue.DefaultConfig()},
 	}
 }
 

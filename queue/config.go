@@ -47,8 +47,10 @@ type Config struct {
 	// Drop decides what happens when a message arrives at a full queue.
 	// summarize (default): drop the oldest queued message, but keep a
 	// one-line summary of it that the next turn sees. old: drop the oldest
-	// queued message silently. new: refuse the arriving message. Aliases:
-	// summary means summarize, oldest means old, newest means new.
+	// queued message; the next turn is told how many were dropped. new:
+	// refuse the arriving message and tell its sender. Nothing is dropped
+	// without someone being told. Aliases: summary means summarize, oldest
+	// means old, newest means new.
 	Drop DropPolicy `json:"drop,omitempty"`
 	// Ack reacts to a message that had to wait behind a busy turn with an
 	// acknowledgement (a 👀 reaction on channels that support reactions),

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -18,7 +19,12 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(crashChildEnv) != "" {
+		os.Exit(crashChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fakeClock is a Clock whose time moves only when the test advances it.
 type fakeClock struct {

@@ -18,6 +18,10 @@ import (
 // answered with an error notice instead of retried forever.
 const maxRunFailures = 5
 
+// runningMarkDelay is how long a run goes before its entries are marked
+// running in the journal.
+const runningMarkDelay = 500 * time.Millisecond
+
 // deliveryTimeout bounds one delivery attempt.
 const deliveryTimeout = 2 * time.Minute
 
@@ -177,7 +181,13 @@ func (d *Dispatcher) execute(s *session, r *run) {
 
 	r.turn.SystemEvents = d.events.Drain(r.key)
 	if ids := r.entryIDs(); len(ids) > 0 {
-		d.commit.applyAsync(store.JournalBatch{Running: []store.RunMark{{IDs: ids, RunID: r.id}}})
+		// The running mark is informational (a restart replays accepted and
+		// running entries alike), so a run that finishes quickly skips it
+		// and goes from accepted to done in one write.
+		mark := d.clock.AfterFunc(runningMarkDelay, func() {
+			d.commit.applyAsync(store.JournalBatch{Running: []store.RunMark{{IDs: ids, RunID: r.id}}})
+		})
+		defer mark.Stop()
 	}
 	info := r.info()
 	for _, o := range d.deps.Observers {

@@ -44,6 +44,11 @@ const readerConns = 4
 const (
 	writerParams = "_pragma=busy_timeout(5000)" +
 		"&_pragma=foreign_keys(1)" +
+		// Checkpoints run on their own connection in the background (see
+		// checkpointLoop), not inside whichever commit crosses the WAL size
+		// threshold: an automatic checkpoint stalls that commit for
+		// milliseconds, which is the tail latency of accepting a message.
+		"&_pragma=wal_autocheckpoint(0)" +
 		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)" +
 		// BEGIN IMMEDIATE takes the write lock up front. A deferred transaction
@@ -81,6 +86,12 @@ type SQLite struct {
 	reader *sql.DB
 
 	lock *dirLock
+
+	// checkpointer is a one-connection pool that copies the WAL back into
+	// state.db every checkpointEvery, so commits never pay for it.
+	checkpointer *sql.DB
+	stopCkpt     chan struct{}
+	ckptDone     chan struct{}
 
 	// js holds the journal's statements, prepared on writer by Open.
 	js *journalStmts
@@ -170,7 +181,44 @@ func (s *SQLite) open(ctx context.Context) error {
 	}
 
 	s.reader, err = openPool(ctx, s.path, readerParams, readerConns)
-	return err
+	if err != nil {
+		return err
+	}
+	s.checkpointer, err = openPool(ctx, s.path, checkpointParams, 1)
+	if err != nil {
+		return err
+	}
+	s.stopCkpt, s.ckptDone = make(chan struct{}), make(chan struct{})
+	go s.checkpointLoop()
+	return nil
+}
+
+// checkpointEvery is how often the WAL is checkpointed.
+const checkpointEvery = time.Second
+
+// checkpointParams configure the checkpoint connection: it never writes
+// rows, but a checkpoint writes state.db, so it is not query_only.
+const checkpointParams = "_pragma=busy_timeout(5000)"
+
+// checkpointLoop runs a PASSIVE checkpoint every checkpointEvery until
+// Close. PASSIVE copies what it can without waiting for readers or the
+// writer, so it never blocks a commit; once a checkpoint has copied the
+// whole WAL, the next commit starts the WAL over, which bounds its size.
+func (s *SQLite) checkpointLoop() {
+	defer close(s.ckptDone)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if _, err := s.checkpointer.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil && !errors.Is(err, sql.ErrConnDone) {
+				// Busy or locked: the next tick tries again.
+				continue
+			}
+		case <-s.stopCkpt:
+			return
+		}
+	}
 }
 
 // ensureDir makes sure dir is a directory, creating it if it does not exist.
@@ -261,6 +309,20 @@ func (s *SQLite) Close() error {
 	s.closed = true
 
 	var errs []error
+	if s.stopCkpt != nil {
+		close(s.stopCkpt)
+		<-s.ckptDone
+	}
+	if s.checkpointer != nil {
+		// Fold the whole WAL into state.db and empty it, so a closed store
+		// is one self-contained file.
+		if _, err := s.checkpointer.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			errs = append(errs, fmt.Errorf("store: close %s: checkpoint: %w", s.path, err))
+		}
+		if err := s.checkpointer.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("store: close %s: checkpointer: %w", s.path, err))
+		}
+	}
 	// The reader goes first so the writer is the last connection to the file:
 	// SQLite checkpoints the WAL into state.db when its last connection
 	// closes, and that should happen on a connection that may write.

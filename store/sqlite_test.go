@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
 )
 
 // openStore opens a store in dir and closes it when the test ends.
@@ -488,5 +490,27 @@ func assertOneLine(t *testing.T, err error) {
 	t.Helper()
 	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "store: ") {
 		t.Errorf("error %q: want one line starting with \"store: \"", msg)
+	}
+}
+
+func TestCloseFoldsTheWALIntoTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	for i := range 200 {
+		if err := s.PutSession(t.Context(), core.SessionEntry{Key: core.SessionKey(fmt.Sprintf("agent:main:k%d", i)), SessionID: "s"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wal := filepath.Join(dir, "state.db-wal")
+	if fi, err := os.Stat(wal); err != nil || fi.Size() == 0 {
+		t.Fatalf("expected a non-empty WAL while open: %v", err)
+	}
+	closeStore(t, s)
+	if fi, err := os.Stat(wal); err == nil && fi.Size() != 0 {
+		t.Errorf("WAL is %d bytes after Close; the checkpoint should have emptied it", fi.Size())
+	}
+	s = openStore(t, dir)
+	if list, _ := s.ListSessions(t.Context(), 0); len(list) != 200 {
+		t.Errorf("after reopen %d sessions, want 200", len(list))
 	}
 }

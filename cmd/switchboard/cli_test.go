@@ -266,7 +266,7 @@ func TestRunServesHealthAndStopsOnSignal(t *testing.T) {
 		Ready      bool              `json:"ready"`
 		Components map[string]string `json:"components"`
 	}
-	if err := json.Unmarshal([]byte(ready), &readyBody); err != nil || !readyBody.Ready || readyBody.Components["store"] != "ready" || readyBody.Components["gateway"] != "ready" {
+	if err := json.Unmarshal([]byte(ready), &readyBody); err != nil || !readyBody.Ready || readyBody.Components["store"] != "ready" || readyBody.Components["dispatcher"] != "ready" || readyBody.Components["gateway"] != "ready" {
 		t.Errorf("/readyz body = %s", ready)
 	}
 	if code, body := get(t, base+"/healthz"); code != http.StatusOK || !strings.Contains(body, `"ok":true`) {

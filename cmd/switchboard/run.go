@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/config"
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -45,7 +47,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	}
 	log := c.logger(g)
 	d := newDaemon(log)
-	wire(d, cfg, stateDir, log)
+	wire(d, cfg, stateDir, c.home, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -88,8 +90,10 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 }
 
 // wire adds every component of the daemon in start order. Adding a
-// component to `run` is one d.add call here; stop order is the reverse.
-func wire(d *daemon, cfg *config.Config, stateDir string, log *slog.Logger) {
+// component to `run` is one d.add call here; stop order is the reverse, so
+// intake (gateway, bridges) stops before the dispatcher finishes or
+// journals its work, and the store closes last.
+func wire(d *daemon, cfg *config.Config, stateDir, home string, log *slog.Logger) {
 	var st *store.SQLite
 	d.add("store",
 		func(ctx context.Context) (err error) {
@@ -98,11 +102,53 @@ func wire(d *daemon, cfg *config.Config, stateDir string, log *slog.Logger) {
 		},
 		func(context.Context) error { return st.Close() },
 	)
+
+	var runner *agent.Runner
+	var disp *queue.Dispatcher
+	d.add("dispatcher",
+		func(ctx context.Context) (err error) {
+			runner, err = newRunner(cfg, stateDir, home, st, log)
+			if err != nil {
+				return err
+			}
+			disp, err = queue.New(queue.Options{
+				Config: cfg.Messages.Queue,
+				Lanes:  map[string]int{queue.LaneMain: cfg.Agents.Defaults.MaxConcurrent},
+				Logger: log.With("component", "queue"),
+			}, queue.Deps{
+				Runner:    runner,
+				Journal:   st,
+				Deliverer: logDeliverer{log: log.With("component", "delivery")},
+			})
+			if err != nil {
+				return err
+			}
+			return disp.Start(ctx)
+		},
+		func(ctx context.Context) error {
+			err := disp.Stop(ctx)
+			runner.Close()
+			return err
+		},
+	)
+
 	gw := gateway.New(cfg.Gateway, gateway.Deps{
 		Logger:    log.With("component", "gateway"),
 		Readiness: d.readiness,
 	})
 	d.add("gateway", gw.Start, gw.Stop)
+}
+
+// logDeliverer stands in for the bridge router until bridges exist: it
+// records that a reply had nowhere to go. Nothing produces inbound
+// messages yet either, so it only sees replies of journaled messages
+// replayed at start.
+type logDeliverer struct{ log *slog.Logger }
+
+func (l logDeliverer) Deliver(_ context.Context, del queue.Delivery) error {
+	l.log.Warn("no bridge for this reply; it is recorded in the transcript only",
+		"channel", del.Route.Channel, "session", del.SessionKey, "run", del.RunID, "payloads", len(del.Replies))
+	return nil
 }
 
 // component is one long-running part of the daemon. start returns when the
