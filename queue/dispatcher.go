@@ -98,6 +98,12 @@ type Observer interface {
 	RunEnded(info RunInfo, res *agent.Result, err error)
 }
 
+// CompactionObserver is an optional Observer capability: it also hears
+// about history compactions during a run.
+type CompactionObserver interface {
+	RunCompaction(info RunInfo, ev agent.CompactionEvent)
+}
+
 // Options configure a Dispatcher. Zero values are the documented defaults.
 type Options struct {
 	// Config is the messages.queue configuration.

@@ -199,6 +199,13 @@ func (d *Dispatcher) execute(s *session, r *run) {
 				o.RunEvent(info, ev)
 			}
 		}
+		r.turn.OnCompaction = func(ev agent.CompactionEvent) {
+			for _, o := range d.deps.Observers {
+				if co, ok := o.(CompactionObserver); ok {
+					co.RunCompaction(info, ev)
+				}
+			}
+		}
 	}
 	res, err := d.deps.Runner.Run(r.ctx, r.turn)
 	if err == nil && !errors.Is(context.Cause(r.ctx), errShutdown) {
