@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		again, err := Parse("f.yaml", []byte(src), lookup)
-		if err != nil || again.Gateway != cfg.Gateway || again.StateDir != cfg.StateDir {
+		if err != nil || !reflect.DeepEqual(again.Gateway, cfg.Gateway) || again.StateDir != cfg.StateDir {
 			t.Fatalf("second parse differs: %v", err)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -54,12 +55,121 @@ type Config struct {
 	// Port is the TCP port for HTTP and WebSocket. Default 18789; 0 picks a
 	// free port (useful in tests).
 	Port int `json:"port" min:"0" max:"65535"`
+	// Auth says how WebSocket clients authenticate.
+	Auth AuthConfig `json:"auth"`
+	// ControlUI configures browser clients (the web chat page and
+	// OpenClaw's Control UI).
+	ControlUI ControlUIConfig `json:"controlUi"`
+	// Policy holds the connection limits announced to clients in hello-ok.
+	Policy PolicyConfig `json:"policy"`
+	// HandshakeTimeoutMs is how long a new connection has to complete its
+	// connect request before it is closed. Default 10000.
+	HandshakeTimeoutMs int `json:"handshakeTimeoutMs,omitempty" min:"100"`
+}
+
+// AuthMode is how clients prove they may connect.
+type AuthMode string
+
+// The auth modes.
+const (
+	// AuthToken requires the shared gateway token (the default).
+	AuthToken AuthMode = "token"
+	// AuthPassword requires the shared password.
+	AuthPassword AuthMode = "password"
+	// AuthNone lets any client connect; allowed only on a loopback bind.
+	AuthNone AuthMode = "none"
+)
+
+// EnumValues lists the accepted auth modes.
+func (AuthMode) EnumValues() []string {
+	return []string{string(AuthToken), string(AuthPassword), string(AuthNone)}
+}
+
+// UnmarshalText accepts one of EnumValues.
+func (m *AuthMode) UnmarshalText(b []byte) error {
+	s := AuthMode(strings.ToLower(strings.TrimSpace(string(b))))
+	if s == "" {
+		*m = ""
+		return nil
+	}
+	for _, v := range m.EnumValues() {
+		if string(s) == v {
+			*m = s
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown auth mode %q", s)
+}
+
+// AuthConfig is `gateway.auth`.
+type AuthConfig struct {
+	// Mode is token (default), password, or none (loopback binds only). When
+	// unset it is password if a password is set, else token.
+	Mode AuthMode `json:"mode,omitempty"`
+	// Token is the shared secret clients send in their connect request.
+	// When empty in token mode, Switchboard generates one on first start
+	// and keeps it in <stateDir>/gateway.token; `switchboard gateway token`
+	// prints it. Write it as ${SWITCHBOARD_GATEWAY_TOKEN} to keep it out of
+	// the file.
+	Token string `json:"token,omitempty" config:"secret"`
+	// Password is the shared secret in password mode.
+	Password string `json:"password,omitempty" config:"secret"`
+}
+
+// ControlUIConfig is `gateway.controlUi`.
+type ControlUIConfig struct {
+	// AllowedOrigins lists the browser origins (scheme://host[:port]) that
+	// may open a WebSocket besides the gateway's own origin. Required for
+	// a browser on another host; leave empty otherwise.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
+}
+
+// PolicyConfig holds the connection limits of hello-ok's policy.
+type PolicyConfig struct {
+	// MaxPayload is the largest WebSocket message, in bytes, accepted from
+	// an authenticated client (before authentication the cap is 64 KiB).
+	// Default 26214400 (25 MiB).
+	MaxPayload int64 `json:"maxPayload,omitempty" min:"65536"`
+	// MaxBufferedBytes caps the bytes queued for one client; a client that
+	// falls this far behind loses droppable events, and is disconnected
+	// with 1008 "slow consumer" for the rest. Default 52428800 (50 MiB).
+	MaxBufferedBytes int64 `json:"maxBufferedBytes,omitempty" min:"65536"`
+	// TickIntervalMs is the interval of the tick event clients use to detect
+	// a dead connection. Default 30000.
+	TickIntervalMs int64 `json:"tickIntervalMs,omitempty" min:"1000"`
 }
 
 // DefaultConfig returns the gateway settings used when the configuration does
-// not say otherwise: loopback, port 18789.
+// not say otherwise: loopback, port 18789, token auth, OpenClaw's limits.
 func DefaultConfig() Config {
-	return Config{Bind: BindLoopback, Port: DefaultPort}
+	return Config{
+		Bind:               BindLoopback,
+		Port:               DefaultPort,
+		HandshakeTimeoutMs: 10000,
+		Policy: PolicyConfig{
+			MaxPayload:       25 << 20,
+			MaxBufferedBytes: 50 << 20,
+			TickIntervalMs:   30000,
+		},
+	}
+}
+
+// EffectiveAuthMode resolves an unset mode: password if a password is
+// set, else token (OpenClaw's resolution).
+func (c Config) EffectiveAuthMode() AuthMode {
+	if c.Auth.Mode != "" {
+		return c.Auth.Mode
+	}
+	if c.Auth.Password != "" {
+		return AuthPassword
+	}
+	return AuthToken
+}
+
+// Loopback reports whether the gateway listens on this machine only.
+func (c Config) Loopback() bool {
+	ip := net.ParseIP(c.Host())
+	return ip != nil && ip.IsLoopback()
 }
 
 // Host returns the address the listener binds to.
@@ -91,6 +201,17 @@ func (c Config) Validate() error {
 		}
 	} else if c.CustomBindHost != "" {
 		errs = append(errs, core.FieldErrorf("customBindHost", "only used when bind is custom; set bind: custom or remove it"))
+	}
+	switch mode := c.EffectiveAuthMode(); {
+	case mode == AuthNone && !c.Loopback():
+		errs = append(errs, core.FieldErrorf("auth.mode", fmt.Sprintf("none is allowed only on a loopback bind; the gateway would listen on %s without authentication. Use token or password", c.Host())))
+	case mode == AuthPassword && c.Auth.Password == "":
+		errs = append(errs, core.FieldErrorf("auth.password", "required when auth.mode is password"))
+	}
+	for i, o := range c.ControlUI.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+			errs = append(errs, core.FieldErrorf(fmt.Sprintf("controlUi.allowedOrigins[%d]", i), fmt.Sprintf("%q is not an origin like https://chat.example.com", o)))
+		}
 	}
 	return errors.Join(errs...)
 }

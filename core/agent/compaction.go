@@ -39,6 +39,11 @@ func (tr *turnRun) compactIfNeeded(ctx context.Context, reason string, force boo
 	}
 	all := tr.file.Messages()
 	older, _, firstKept := transcript.SplitForCompaction(all, keep)
+	if len(older) == 0 && reason == "manual" {
+		// A manual compaction of a short history summarises all of it; an
+		// overflow must keep the turn's own prompt.
+		older, _, firstKept = transcript.SplitForCompaction(all, 0)
+	}
 	if len(older) == 0 {
 		return errors.New("agent: nothing to compact")
 	}

@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the gateway's Prometheus series, on a registry of their own
+// (no global state). Components outside the gateway (the dispatcher, the
+// bridges) report through Gauges the server reads at scrape time.
+type metrics struct {
+	reg           *prometheus.Registry
+	connections   prometheus.Gauge
+	handshakes    *prometheus.CounterVec
+	framesIn      prometheus.Counter
+	framesOut     prometheus.Counter
+	droppedEvents prometheus.Counter
+	slowConsumers prometheus.Counter
+	requests      *prometheus.CounterVec
+	runs          *prometheus.CounterVec
+	runSeconds    prometheus.Histogram
+	firstDelta    prometheus.Histogram
+}
+
+func newMetrics(gauges func() map[string]float64) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "switchboard_gateway_connections", Help: "Open WebSocket connections.",
+		}),
+		handshakes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_gateway_handshakes_total", Help: "Connect attempts by outcome.",
+		}, []string{"outcome"}),
+		framesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_gateway_frames_received_total", Help: "WebSocket frames received.",
+		}),
+		framesOut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_gateway_frames_sent_total", Help: "WebSocket frames sent.",
+		}),
+		droppedEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_gateway_events_dropped_total", Help: "Droppable events skipped for slow clients.",
+		}),
+		slowConsumers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_gateway_slow_consumers_total", Help: "Clients disconnected as slow consumers.",
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_gateway_requests_total", Help: "Requests by method and result.",
+		}, []string{"method", "result"}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_runs_total", Help: "Agent runs by outcome.",
+		}, []string{"outcome"}),
+		runSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "switchboard_run_duration_seconds", Help: "Agent run duration.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+		}),
+		firstDelta: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "switchboard_run_first_delta_seconds", Help: "Run start to its first streamed text.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+	}
+	m.reg.MustRegister(m.connections, m.handshakes, m.framesIn, m.framesOut, m.droppedEvents,
+		m.slowConsumers, m.requests, m.runs, m.runSeconds, m.firstDelta,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if gauges != nil {
+		m.reg.MustRegister(gaugeFunc{fn: gauges})
+	}
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// gaugeFunc exposes values computed at scrape time (queue depth, sessions,
+// per-bridge state) as gauges named by the map keys.
+type gaugeFunc struct{ fn func() map[string]float64 }
+
+var gaugeDesc = prometheus.NewDesc("switchboard_state", "Point-in-time state of Switchboard components, by name.", []string{"name"}, nil)
+
+func (g gaugeFunc) Describe(ch chan<- *prometheus.Desc) { ch <- gaugeDesc }
+
+func (g gaugeFunc) Collect(ch chan<- prometheus.Metric) {
+	for name, v := range g.fn() {
+		ch <- prometheus.MustNewConstMetric(gaugeDesc, prometheus.GaugeValue, v, name)
+	}
+}
