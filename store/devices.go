@@ -309,7 +309,7 @@ func validRequestID(id string) bool {
 // request ids have, so clients and operators see what they expect.
 func newRequestID() string {
 	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it crashes the program instead.
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
@@ -319,7 +319,7 @@ func newRequestID() string {
 // newSecretToken returns 24 random bytes as 48 lowercase hex characters.
 func newSecretToken() string {
 	var b [deviceTokenBytes]byte
-	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it crashes the program instead.
 	return hex.EncodeToString(b[:])
 }
 
@@ -448,7 +448,8 @@ func affectedOne(res sql.Result, op, id string, unknown error) error {
 		return fmt.Errorf("store: %s %s: %w", op, id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %s %s", unknown, op, id)
+		// Quoted: the id may come straight from a client.
+		return fmt.Errorf("%w: %s %q", unknown, op, id)
 	}
 	return nil
 }
@@ -594,7 +595,7 @@ func (s *SQLite) ApprovePairing(ctx context.Context, requestID string, scopes []
 		pr, err := scanPairingRequest(tx.QueryRowContext(ctx,
 			`SELECT `+pairingColumns+` FROM pairing_requests WHERE request_id = ?`, requestID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: approve %s", ErrUnknownPairingRequest, requestID)
+			return fmt.Errorf("%w: approve %q", ErrUnknownPairingRequest, requestID)
 		}
 		if err != nil {
 			return fmt.Errorf("store: approve pairing %s: %w", requestID, err)
@@ -653,7 +654,7 @@ func pairedGrant(ctx context.Context, tx *sql.Tx, op, id string) (role string, s
 	var raw string
 	err = tx.QueryRowContext(ctx, `SELECT role, scopes FROM devices WHERE id = ?`, id).Scan(&role, &raw)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil, fmt.Errorf("%w: %s %s", ErrUnknownDevice, op, id)
+		return "", nil, fmt.Errorf("%w: %s %q", ErrUnknownDevice, op, id)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("store: %s %s: %w", op, id, err)
@@ -722,9 +723,9 @@ func (s *SQLite) CheckDeviceToken(ctx context.Context, token string) (IssuedToke
 		return IssuedToken{}, false, nil
 	}
 	var (
-		it                    IssuedToken
-		tokenScopes, devRole  string
-		devScopes             string
+		it                   IssuedToken
+		tokenScopes, devRole string
+		devScopes            string
 	)
 	err := s.reader.QueryRowContext(ctx, `
 		SELECT t.device_id, t.role, t.scopes, t.issued_at, d.role, d.scopes

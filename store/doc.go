@@ -1,9 +1,11 @@
 // Package store owns Switchboard's durable state: everything that has to
 // survive a restart other than the session transcripts, which are JSONL files
 // of their own. Today that is the sessions index, the inbound journal with
-// the outcomes of runs, and per-session queue settings; later issues add
-// platform dedupe keys and channel offsets, the outbound delivery ledger,
-// pairing requests and cron state on the same mechanism.
+// the outcomes of runs, per-session queue settings, and the gateway's device
+// identity state (paired devices, pairing requests, device tokens) with its
+// generated shared token; later issues add platform dedupe keys and channel
+// offsets, the outbound delivery ledger, DM pairing codes and cron state on
+// the same mechanism.
 //
 // # Where it lives
 //
@@ -14,6 +16,7 @@
 //	<stateDir>/state.db-wal      its write-ahead log, present while open
 //	<stateDir>/state.db-shm      the WAL index, present while open
 //	<stateDir>/switchboard.lock  held by the one process that has the store open; holds its pid
+//	<stateDir>/gateway.token     the gateway's generated shared token (mode 0600; see [GatewayToken])
 //
 // [Open] creates the directory with mode 0700 if it is missing. One process
 // at a time: Open takes an exclusive lock on switchboard.lock (flock, so the
@@ -83,6 +86,34 @@
 // All of a [JournalBatch] is one transaction, so the dispatcher can commit
 // many messages' writes together (group commit); that, not the speed of one
 // transaction, is what makes thousands of messages a second possible.
+//
+// # Devices and pairing
+//
+// [Devices] is the durable half of the gateway's device identity (OpenClaw
+// protocol v3: Ed25519 device keys, pairing, device tokens); the gateway does
+// the signatures, the policy and the scope checks (see
+// migrations/sqlite/0004_devices.sql for the schema and why):
+//
+//	devices           one row per paired device: id (sha256 hex of its public
+//	                  key), public key, role, granted scopes as JSON, client
+//	                  metadata, paired_at and last_seen_at (unix ms)
+//	pairing_requests  devices waiting for approval, at most one per device
+//	                  (a reconnect finds its pending request), pruned by age
+//	device_tokens     the sha256 of each device token handed out in hello-ok,
+//	                  with the role and scopes it grants; never the token
+//
+// The store enforces two rules for every caller. A token never grants more than
+// its device: issuing one beyond the device's role or scopes fails with
+// [ErrExceedsGrant], and checking one clamps it to the device's current role
+// and scopes, so narrowing a device narrows its live tokens. And a device's
+// tokens die with it: unpairing cascades to them in the same statement.
+// Whether a caller may grant something is the gateway's to check before it
+// asks; the store grants exactly what it is told.
+//
+// The gateway's own shared token is not in the database but in
+// <stateDir>/gateway.token, so the CLI can print it while the server holds
+// the store open. [GatewayToken] creates it on first use and refuses a file
+// others may read.
 //
 // # The boundary
 //

@@ -12,8 +12,8 @@ import (
 // on, goes through it.
 //
 // Besides its own lifetime, Store is made of one small interface per concern
-// (today core.SessionIndex, Journal and QueueSettings; later Dedupe, Ledger,
-// Pairing, Cron), which it embeds, so a caller that needs only the dedupe keys
+// (today core.SessionIndex, Journal, QueueSettings and Devices; later Dedupe,
+// Ledger, Pairing for DM senders, Cron), which it embeds, so a caller that needs only the dedupe keys
 // can ask for a Dedupe and a test can fake just that. SQL lives only in the
 // implementations; no interface method takes or returns SQL, rows or driver
 // types.
@@ -48,6 +48,10 @@ type Store interface {
 
 	// QueueSettings holds the per-session queue overrides.
 	QueueSettings
+
+	// Devices holds the gateway's paired devices, pending pairing requests
+	// and device tokens.
+	Devices
 }
 
 // ErrLocked is wrapped by the error [Open] returns when another process, or

@@ -1,0 +1,98 @@
+package events
+
+import (
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core/reply"
+)
+
+// paragraph separates the text of two model responses in the chat
+// snapshot, and two replies in a final.
+const paragraph = "\n\n"
+
+// appendVisible adds text of message m that may be shown to the chat
+// snapshot. The first text of a response starts a new paragraph.
+func (r *Run) appendVisible(m *message, s string) {
+	if s == "" {
+		return
+	}
+	if !m.inChat {
+		m.inChat = true
+		m.chatStart = len(r.buf)
+		if len(r.buf) > 0 {
+			r.buf = append(r.buf, paragraph...)
+		}
+	}
+	r.buf = append(r.buf, s...)
+	r.dirty = true
+}
+
+// withdraw removes message m's text from the chat snapshot: it turned out
+// to be a silent reply after all.
+func (r *Run) withdraw(m *message) {
+	if !m.inChat {
+		return
+	}
+	r.buf = r.buf[:m.chatStart]
+	m.inChat = false
+	r.dirty = true
+}
+
+// display is the chat snapshot as clients see it: inline directive tags
+// such as [[reply_to_current]] are not shown (openclaw-facts §1.11).
+func (r *Run) display() string {
+	s, _ := reply.ParseTags(string(r.buf))
+	return s
+}
+
+// chatIfDue sends the snapshot as a delta if it changed and the throttle
+// allows; otherwise it stays held until NextFlush.
+func (r *Run) chatIfDue(out []Out) []Out {
+	if !r.dirty || r.hideChat {
+		return out
+	}
+	now := r.now()
+	if r.throttle > 0 && r.hasSent && now.Sub(r.lastSentAt) < r.throttle {
+		return out
+	}
+	return r.chatDelta(out, r.seq, now)
+}
+
+// chatDelta sends the snapshot as a delta with seq if it changed since the
+// last delta, whatever the throttle says: the flush before a tool start
+// and before the final.
+func (r *Run) chatDelta(out []Out, seq int64, now time.Time) []Out {
+	if !r.dirty || r.hideChat {
+		return out
+	}
+	r.dirty = false
+	text := r.display()
+	if text == r.sent {
+		return out
+	}
+	c := &ChatEvent{
+		RunID: r.runID, SessionKey: r.sessionKey, Seq: seq, State: StateDelta,
+		Message: newChatMessage(text, now.UnixMilli()),
+	}
+	if rest, ok := strings.CutPrefix(text, r.sent); ok {
+		c.DeltaText = rest
+	} else {
+		c.DeltaText, c.Replace = text, true
+	}
+	r.sent, r.lastSentAt, r.hasSent = text, now, true
+	return append(out, Out{Event: EventChat, Chat: c, DropIfSlow: true})
+}
+
+// chatMessage is the message of a terminal chat event: nil when there is
+// no text to show.
+func (r *Run) chatMessage(text string, ts int64) *ChatMessage {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	return newChatMessage(text, ts)
+}
+
+func newChatMessage(text string, ts int64) *ChatMessage {
+	return &ChatMessage{Role: "assistant", Content: []ChatContent{{Type: "text", Text: text}}, Timestamp: ts}
+}
