@@ -13,12 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/gateway/protocol"
 )
-
-// preauthMaxBytes caps a message from a client that has not completed its
-// handshake (openclaw-facts §1.2).
-const preauthMaxBytes = 64 << 10
 
 // writeTimeout bounds one frame write; a client that cannot take a frame in
 // this long is gone.
@@ -37,62 +33,77 @@ type conn struct {
 	log      *slog.Logger
 	ctx      context.Context
 	cancel   context.CancelFunc
+	nonce    string
 
 	// Set once by the handshake, before ready is stored; read-only after.
 	ready     atomic.Bool
 	protocol  int
 	role      string
 	scopes    []string
-	caps      map[string]bool
-	client    clientInfo
+	params    protocol.ConnectParams
 	deviceID  string
+	secretGen int64
 	connected time.Time
-	nonce     string
 
-	mu      sync.Mutex // guards the outbound queue
+	mu      sync.Mutex // guards the outbound queue and seq
 	queue   [][]byte
 	queued  int64
 	writing bool
 	closing bool
 	seq     int64 // per-connection event seq (protocol v4)
 
-	subMu    sync.Mutex
-	sessions map[core.SessionKey]bool // sessions.subscribe
-	runs     map[string]bool          // runs this client started (tool events)
+	subMu       sync.Mutex
+	subscribed  bool            // sessions.subscribe: sessions.changed events
+	runs        map[string]bool // runs this client started (tool events)
+	closeCode   websocket.StatusCode
+	closeReason string
 
-	inflight     sync.WaitGroup
-	unauthorized int // consecutive "unauthorized role" answers
+	inflight     sync.WaitGroup // asynchronous answers still to send
+	unauthorized int            // consecutive "unauthorized role" answers
 }
 
-// clientInfo is what a client said about itself in connect.
-type clientInfo struct {
-	ID, Version, Platform, Mode, DisplayName, DeviceFamily, InstanceID string
-}
-
-// maxBuffered is the client's outbound byte budget.
-func (c *conn) maxBuffered() int64 { return c.srv.cfg.Policy.MaxBufferedBytes }
-
-// send queues a frame without blocking. A frame that does not fit the
-// client's buffer is dropped if droppable; otherwise the client is a slow
-// consumer and is disconnected (openclaw-facts §1.9). It reports whether the
-// frame was queued.
+// send queues a frame without blocking (see enqueueLocked) and reports
+// whether it was queued.
 func (c *conn) send(frame []byte, droppable bool) bool {
 	c.mu.Lock()
+	return c.enqueueLocked(frame, droppable)
+}
+
+// sendEvent queues an event frame. v4 clients get the next seq of their
+// own connection; v3 clients get v3seq, the broadcast's process-wide seq,
+// or no seq when it is negative (a targeted send). The seq is assigned
+// under the queue lock, so the frames of one connection leave in seq order.
+func (c *conn) sendEvent(name string, payload []byte, v3seq int64, sv *protocol.StateVersion, droppable bool) bool {
+	c.mu.Lock()
+	seq := v3seq
+	if c.protocol >= protocol.ProtocolV4 && c.ready.Load() {
+		// A dropped event leaves a gap, which tells the client it missed
+		// something.
+		c.seq++
+		seq = c.seq
+	}
+	return c.enqueueLocked(eventFrame(name, payload, seq, sv), droppable)
+}
+
+// enqueueLocked queues a frame, called with c.mu held, which it releases.
+// A frame that does not fit the client's buffer is dropped if droppable;
+// otherwise the client is a slow consumer and is disconnected
+// (openclaw-facts §1.9).
+func (c *conn) enqueueLocked(frame []byte, droppable bool) bool {
 	if c.closing {
 		c.mu.Unlock()
 		return false
 	}
-	if c.queued+int64(len(frame)) > c.maxBuffered() {
+	if c.queued+int64(len(frame)) > c.srv.cfg.Policy.MaxBufferedBytes {
+		queued := c.queued
+		c.mu.Unlock()
 		if droppable {
-			c.mu.Unlock()
 			c.srv.metrics.droppedEvents.Inc()
 			return false
 		}
-		c.closing = true
-		c.mu.Unlock()
 		c.srv.metrics.slowConsumers.Inc()
-		c.log.Warn("closing a slow consumer", "conn", c.id, "queuedBytes", c.queued)
-		go c.closeWith(websocket.StatusPolicyViolation, "slow consumer")
+		c.log.Warn("closing a slow consumer", "queuedBytes", queued)
+		c.closeAsync(protocol.ClosePolicyViolation, protocol.ReasonSlowConsumer)
 		return false
 	}
 	c.queue = append(c.queue, frame)
@@ -107,14 +118,20 @@ func (c *conn) send(frame []byte, droppable bool) bool {
 }
 
 // writeLoop writes queued frames in order and exits when the queue is
-// empty.
+// empty, or closes the socket when one was asked for and the queue is
+// drained.
 func (c *conn) writeLoop() {
 	defer c.srv.connWG.Done()
 	for {
 		c.mu.Lock()
-		if len(c.queue) == 0 || c.closing && c.ctx.Err() != nil {
+		if len(c.queue) == 0 || c.ctx.Err() != nil {
+			c.queue, c.queued = nil, 0
 			c.writing = false
+			code, reason, closing := c.closeCode, c.closeReason, c.closing
 			c.mu.Unlock()
+			if closing && code != 0 {
+				c.finishClose(code, reason)
+			}
 			return
 		}
 		f := c.queue[0]
@@ -130,21 +147,39 @@ func (c *conn) writeLoop() {
 		c.mu.Unlock()
 		if err != nil {
 			c.cancel()
-			c.mu.Lock()
-			c.writing = false
-			c.queue, c.queued = nil, 0
-			c.mu.Unlock()
-			return
+			continue
 		}
 		c.srv.metrics.framesOut.Inc()
 	}
 }
 
-// closeWith closes the connection with a code and reason, once.
-func (c *conn) closeWith(code websocket.StatusCode, reason string) {
+// closeAsync closes the connection with a code and reason once the frames
+// already queued (a rejection's response) are written; later sends are
+// refused. The first call wins.
+func (c *conn) closeAsync(code int, reason string) {
 	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
 	c.closing = true
+	c.closeCode, c.closeReason = websocket.StatusCode(code), protocol.TruncateCloseReason(reason)
+	if code == protocol.CloseNormal && reason == "" {
+		c.closeReason = ""
+	}
+	if c.writing {
+		// The writer closes after the queue drains.
+		c.mu.Unlock()
+		return
+	}
+	c.writing = true
+	c.srv.connWG.Add(1)
 	c.mu.Unlock()
+	go c.writeLoop()
+}
+
+// finishClose sends the close frame and ends the connection's context.
+func (c *conn) finishClose(code websocket.StatusCode, reason string) {
 	_ = c.ws.Close(code, reason)
 	c.cancel()
 }
@@ -162,13 +197,14 @@ func (c *conn) readMessage(ctx context.Context, limit int64, tooBig string) ([]b
 		return nil, err
 	}
 	if n > limit {
-		c.closeWith(websocket.StatusMessageTooBig, tooBig)
+		c.srv.metrics.oversize.Inc()
+		c.closeAsync(protocol.CloseMessageTooBig, tooBig)
 		return nil, errTooBig
 	}
+	c.srv.metrics.framesIn.Inc()
 	if typ != websocket.MessageText {
 		return nil, errBinaryFrame
 	}
-	c.srv.metrics.framesIn.Inc()
 	return buf.Bytes(), nil
 }
 
@@ -177,31 +213,19 @@ var (
 	errBinaryFrame = errors.New("gateway: binary frames are not part of the protocol")
 )
 
-// respond sends a response frame.
-func (c *conn) respond(id string, payload any, e *errorShape) {
-	f := responseFrame{Type: "res", ID: id, OK: e == nil, Payload: payload, Error: e}
+// respond sends a response frame. Responses are never dropped: a client that
+// cannot take one is a slow consumer.
+func (c *conn) respond(id string, payload any, e *protocol.ErrorShape) {
+	f := protocol.OK(id, payload)
 	if e != nil {
-		f.Payload = nil
+		f = protocol.Fail(id, e)
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
-		b, _ = json.Marshal(responseFrame{Type: "res", ID: id, Error: &errorShape{Code: "UNAVAILABLE", Message: "response could not be encoded"}})
+		c.log.Error("gateway: response could not be encoded", "id", id, "err", err)
+		b, _ = json.Marshal(protocol.Fail(id, protocol.NewError(protocol.CodeUnavailable, "response could not be encoded")))
 	}
 	c.send(b, false)
-}
-
-// nextSeq returns this connection's next event seq.
-func (c *conn) nextSeq() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	return c.seq
-}
-
-func (c *conn) subscribedTo(key core.SessionKey) bool {
-	c.subMu.Lock()
-	defer c.subMu.Unlock()
-	return c.sessions[key]
 }
 
 func (c *conn) startedRun(runID string) bool {
@@ -210,11 +234,31 @@ func (c *conn) startedRun(runID string) bool {
 	return c.runs[runID]
 }
 
+// addRun registers the client for a run's tool events, which go only to the
+// clients that started the run and asked for tool events.
 func (c *conn) addRun(runID string) {
 	c.subMu.Lock()
 	if c.runs == nil {
 		c.runs = map[string]bool{}
 	}
+	if len(c.runs) >= maxRunsPerConn {
+		clear(c.runs)
+	}
 	c.runs[runID] = true
+	c.subMu.Unlock()
+}
+
+// maxRunsPerConn bounds the run ids one connection remembers.
+const maxRunsPerConn = 256
+
+func (c *conn) isSubscribed() bool {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	return c.subscribed
+}
+
+func (c *conn) setSubscribed(on bool) {
+	c.subMu.Lock()
+	c.subscribed = on
 	c.subMu.Unlock()
 }

@@ -19,6 +19,7 @@ type metrics struct {
 	framesOut     prometheus.Counter
 	droppedEvents prometheus.Counter
 	slowConsumers prometheus.Counter
+	oversize      prometheus.Counter
 	requests      *prometheus.CounterVec
 	runs          *prometheus.CounterVec
 	runSeconds    prometheus.Histogram
@@ -46,6 +47,9 @@ func newMetrics(gauges func() map[string]float64) *metrics {
 		slowConsumers: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchboard_gateway_slow_consumers_total", Help: "Clients disconnected as slow consumers.",
 		}),
+		oversize: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_gateway_oversize_frames_total", Help: "Connections closed for a frame over the size limit.",
+		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_gateway_requests_total", Help: "Requests by method and result.",
 		}, []string{"method", "result"}),
@@ -62,7 +66,7 @@ func newMetrics(gauges func() map[string]float64) *metrics {
 		}),
 	}
 	m.reg.MustRegister(m.connections, m.handshakes, m.framesIn, m.framesOut, m.droppedEvents,
-		m.slowConsumers, m.requests, m.runs, m.runSeconds, m.firstDelta,
+		m.slowConsumers, m.oversize, m.requests, m.runs, m.runSeconds, m.firstDelta,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if gauges != nil {
 		m.reg.MustRegister(gaugeFunc{fn: gauges})
@@ -86,4 +90,23 @@ func (g gaugeFunc) Collect(ch chan<- prometheus.Metric) {
 	for name, v := range g.fn() {
 		ch <- prometheus.MustNewConstMetric(gaugeDesc, prometheus.GaugeValue, v, name)
 	}
+}
+
+// gauges are the values computed at scrape time: the dispatcher's state
+// and whatever the process adds in Deps.Gauges.
+func (s *Server) gauges() map[string]float64 {
+	out := map[string]float64{}
+	if s.deps.Gauges != nil {
+		for k, v := range s.deps.Gauges() {
+			out[k] = v
+		}
+	}
+	if b := s.backend.Load(); b != nil && b.Dispatcher != nil {
+		st := b.Dispatcher.Stats()
+		out["queue_sessions"] = float64(st.Sessions)
+		out["queue_active_runs"] = float64(st.Active)
+		out["queue_depth"] = float64(st.Queued)
+	}
+	out["gateway_preauth_sockets"] = float64(s.hub.preauthCount())
+	return out
 }

@@ -63,7 +63,7 @@ func TestHealthzAndReadyz(t *testing.T) {
 func TestStartServesAndStopReleasesThePort(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Port = 0
-	s := New(cfg, Deps{})
+	s := New(cfg, Deps{StateDir: t.TempDir()})
 	if s.Addr() != nil {
 		t.Errorf("Addr before Start = %v, want nil", s.Addr())
 	}
@@ -102,7 +102,7 @@ func TestStartOnBusyPort(t *testing.T) {
 	defer busy.Close()
 	cfg := DefaultConfig()
 	cfg.Port = busy.Addr().(*net.TCPAddr).Port
-	err = New(cfg, Deps{}).Start(context.Background())
+	err = New(cfg, Deps{StateDir: t.TempDir()}).Start(context.Background())
 	if !errors.Is(err, ErrAddrInUse) {
 		t.Fatalf("Start on a busy port: %v, want ErrAddrInUse", err)
 	}

@@ -40,7 +40,7 @@ func (d *Dispatcher) SubmitWith(ctx context.Context, in core.Inbound, opts Submi
 		rec.Override.Mode = &m
 	}
 	if in.Kind == core.InboundUser {
-		if isStopCommand(in.Body) {
+		if IsStopCommand(in.Body) {
 			return d.stop(ctx, in), nil
 		}
 		dir := ParseDirective(in.Body)
@@ -305,7 +305,10 @@ var stopWords = map[string]bool{
 	"interrupt": true, "halt": true, "please stop": true, "stop please": true,
 }
 
-func isStopCommand(body string) bool {
+// IsStopCommand reports whether a message is nothing but a stop command
+// ("/stop", "stop", "please stop", …), which aborts the session's run and
+// clears its queue instead of being answered.
+func IsStopCommand(body string) bool {
 	s := strings.ToLower(strings.TrimSpace(body))
 	s = strings.TrimRight(s, ".!?…")
 	return stopWords[strings.Join(strings.Fields(s), " ")]

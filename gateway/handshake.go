@@ -1,0 +1,537 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/switchboardhq/switchboard/gateway/auth"
+	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// urlSecretParams are query parameters that would carry a secret in a URL,
+// where proxies and browser histories log it. A request with one is
+// refused before the upgrade.
+var urlSecretParams = []string{"token", "password", "auth", "deviceToken", "bootstrapToken"}
+
+// serveWS upgrades one HTTP request and runs the connection until it ends.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for _, p := range urlSecretParams {
+		if q.Has(p) {
+			http.Error(w, "credentials are not accepted in the URL; send them in the connect request's auth object", http.StatusBadRequest)
+			s.metrics.handshakes.WithLabelValues("url_secret").Inc()
+			return
+		}
+	}
+	ip, loopback := clientAddr(r)
+	if !s.hub.enterPreauth(ip) {
+		http.Error(w, "too many unauthenticated connections from this address", http.StatusTooManyRequests)
+		s.metrics.handshakes.WithLabelValues("preauth_budget").Inc()
+		return
+	}
+	inPreauth := true
+	defer func() {
+		if inPreauth {
+			s.hub.leavePreauth(ip)
+		}
+	}()
+	s.mu.Lock()
+	if s.stopping.Load() {
+		s.mu.Unlock()
+		http.Error(w, "the gateway is stopping", http.StatusServiceUnavailable)
+		return
+	}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	defer s.connWG.Done()
+
+	// Origins are checked in the handshake, where the client learns why
+	// (CONTROL_UI_ORIGIN_NOT_ALLOWED), not by Accept.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return
+	}
+	// Limits are enforced by readMessage, which closes with the protocol's
+	// own reasons.
+	ws.SetReadLimit(-1)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{
+		srv: s, ws: ws, id: newUUID(), ip: ip, loopback: loopback,
+		origin: r.Header.Get("Origin"), ctx: ctx, cancel: cancel, nonce: newUUID(),
+	}
+	c.log = s.log.With("conn", c.id)
+	s.hub.add(c)
+	s.metrics.connections.Inc()
+	defer func() {
+		c.cancel()
+		c.inflight.Wait()
+		s.hub.remove(c)
+		s.metrics.connections.Dec()
+		_ = ws.CloseNow()
+		if c.ready.Load() {
+			s.presenceChanged()
+		}
+	}()
+
+	challenge, _ := json.Marshal(protocol.ChallengePayload{Nonce: c.nonce, Ts: s.now().UnixMilli()})
+	c.sendEvent(protocol.EventConnectChallenge, challenge, -1, nil, false)
+	timer := time.AfterFunc(time.Duration(s.cfg.HandshakeTimeoutMs)*time.Millisecond, func() {
+		if !c.ready.Load() {
+			s.metrics.handshakes.WithLabelValues("timeout").Inc()
+			c.closeAsync(protocol.CloseNormal, "")
+		}
+	})
+	ok := s.handshake(c, r)
+	timer.Stop()
+	s.hub.leavePreauth(ip)
+	inPreauth = false
+	if !ok {
+		<-c.ctx.Done()
+		return
+	}
+	s.presenceChanged()
+	s.readLoop(c)
+}
+
+// handshake runs openclaw-facts §1.4 on the first frame and reports whether
+// the client is now connected. On failure it has queued the response and
+// the close.
+func (s *Server) handshake(c *conn, r *http.Request) bool {
+	data, err := c.readMessage(c.ctx, protocol.MaxPreauthPayloadBytes, protocol.ReasonPreauthTooLarge)
+	if err != nil {
+		switch {
+		case errors.Is(err, errTooBig):
+			s.metrics.handshakes.WithLabelValues("preauth_too_large").Inc()
+		case errors.Is(err, errBinaryFrame):
+			c.closeAsync(protocol.ClosePolicyViolation, protocol.ReasonInvalidRequestFrame)
+		default:
+			c.cancel()
+		}
+		return false
+	}
+	req, err := protocol.DecodeRequest(data)
+	if err != nil {
+		s.metrics.handshakes.WithLabelValues("invalid_frame").Inc()
+		c.closeAsync(protocol.ClosePolicyViolation, protocol.ReasonInvalidRequestFrame)
+		return false
+	}
+	if req.Method != "connect" {
+		return s.reject(c, req.ID, "not_connect", &protocol.Rejection{
+			Error:     protocol.InvalidRequest(protocol.MessageFirstRequestMustBeConnect, nil),
+			CloseCode: protocol.ClosePolicyViolation, CloseReason: protocol.MessageFirstRequestMustBeConnect,
+		})
+	}
+	p, proto, rej := protocol.CheckConnect(req.Params)
+	if rej != nil {
+		return s.reject(c, req.ID, "invalid_connect", rej)
+	}
+	if c.origin != "" && !s.originAllowed(c.origin, r) {
+		msg := "origin not allowed (open the web chat from the gateway's own address, or add " + c.origin + " to gateway.controlUi.allowedOrigins)"
+		return s.reject(c, req.ID, "origin", &protocol.Rejection{
+			Error:     protocol.InvalidRequest(msg, protocol.CodeDetails{Code: protocol.DetailControlUIOriginNotAllowed}),
+			CloseCode: protocol.ClosePolicyViolation, CloseReason: "origin not allowed",
+		})
+	}
+
+	g, rej := s.authenticate(c, p)
+	if rej != nil {
+		return s.reject(c, req.ID, g.outcome, rej)
+	}
+	c.protocol, c.role, c.scopes, c.params = proto, p.Role, g.scopes, p
+	c.deviceID, c.secretGen, c.connected = g.deviceID, g.secretGen, s.now()
+	hello, err := s.hello(c, g).MarshalFor(proto)
+	if err != nil {
+		c.log.Error("gateway: hello-ok could not be encoded", "err", err)
+		return s.reject(c, req.ID, "internal", &protocol.Rejection{
+			Error:     protocol.Unavailable("hello-ok could not be encoded", 0),
+			CloseCode: protocol.ClosePolicyViolation, CloseReason: "internal error",
+		})
+	}
+	c.respond(req.ID, json.RawMessage(hello), nil)
+	c.ready.Store(true)
+	s.metrics.handshakes.WithLabelValues("ok").Inc()
+	c.log = c.log.With("client", p.Client.ID, "role", p.Role)
+	c.log.Info("gateway client connected", "protocol", proto, "ip", c.ip, "device", g.deviceID != "", "scopes", strings.Join(g.scopes, ","))
+	return true
+}
+
+// reject answers a failed connect and closes the socket.
+func (s *Server) reject(c *conn, id, outcome string, rej *protocol.Rejection) bool {
+	s.metrics.handshakes.WithLabelValues(outcome).Inc()
+	c.log.Info("gateway connect rejected", "outcome", outcome, "ip", c.ip, "code", rej.Error.Code, "message", rej.Error.Message)
+	c.respond(id, nil, rej.Error)
+	c.closeAsync(rej.CloseCode, rej.CloseReason)
+	return false
+}
+
+// grant is what a successful authentication allows.
+type grant struct {
+	scopes      []string
+	deviceID    string
+	deviceToken string // issued in hello-ok
+	issuedAt    int64
+	secretGen   int64
+	outcome     string // metrics label of a failure
+}
+
+// authenticate runs steps 6–9 of the handshake: shared secret (rate
+// limited), device identity, device token, pairing.
+func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protocol.Rejection) {
+	now := s.now()
+	mode, secret, gen := s.currentSecret()
+	g := grant{secretGen: gen}
+	fail := func(outcome, reason string, retry time.Duration) (grant, *protocol.Rejection) {
+		g.outcome = outcome
+		e := auth.ConnectFailureError(auth.ConnectFailure{
+			Reason: reason, Mode: mode, Client: p.Client, Auth: p.Auth, HasDevice: p.Device != nil, RetryAfter: retry,
+		})
+		return g, &protocol.Rejection{Error: e, CloseCode: protocol.ClosePolicyViolation, CloseReason: protocol.TruncateCloseReason(e.Message)}
+	}
+
+	if ok, retry := s.limiter.Check(c.ip, auth.ScopeSharedSecret, now); !ok {
+		return fail("rate_limited", auth.FailRateLimited, retry)
+	}
+	sharedFail := auth.CheckSharedSecret(mode, secret, p.Auth)
+
+	if p.Device == nil {
+		if sharedFail != "" {
+			s.limiter.Failure(c.ip, auth.ScopeSharedSecret, now)
+			return fail("auth_failed", sharedFail, 0)
+		}
+		s.limiter.Success(c.ip, auth.ScopeSharedSecret)
+		if p.Role != protocol.RoleOperator {
+			g.outcome = "device_required"
+			return g, &protocol.Rejection{Error: protocol.DeviceIdentityRequired(), CloseCode: protocol.ClosePolicyViolation, CloseReason: protocol.ReasonDeviceIdentityRequired}
+		}
+		// A shared-secret client without a device identity keeps the scopes
+		// it asked for only on this machine (openclaw-facts §1.4 step 7).
+		g.scopes = []string{}
+		if c.loopback {
+			g.scopes = p.Scopes
+		}
+		return g, nil
+	}
+
+	proof, fields, _ := auth.FromConnect(p)
+	if err := auth.VerifyDevice(proof, fields, c.nonce, now); err != nil {
+		var de *auth.DeviceError
+		if !errors.As(err, &de) {
+			de = &auth.DeviceError{Message: "device signature invalid", Reason: auth.ReasonSignature, Code: protocol.DetailDeviceAuthInvalid}
+		}
+		g.outcome = "device_" + strings.ReplaceAll(de.Reason, "-", "_")
+		return g, &protocol.Rejection{Error: de.ErrorShape(), CloseCode: protocol.ClosePolicyViolation, CloseReason: de.Message}
+	}
+	g.deviceID = proof.ID
+	b := s.backend.Load()
+	if b == nil || b.Store == nil {
+		g.outcome = "unavailable"
+		e := protocol.Unavailable("device pairing is unavailable while the gateway starts", 500)
+		return g, &protocol.Rejection{Error: e, CloseCode: protocol.ClosePolicyViolation, CloseReason: "gateway starting"}
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
+	defer cancel()
+
+	// A device token can stand in for the shared secret.
+	var byToken *store.IssuedToken
+	if sharedFail != "" {
+		var presented protocol.ConnectAuth
+		if p.Auth != nil {
+			presented = *p.Auth
+		}
+		tok := presented.DeviceToken
+		if tok == "" {
+			tok = presented.Token
+		}
+		if ok, retry := s.limiter.Check(c.ip, auth.ScopeDeviceToken, now); !ok {
+			return fail("rate_limited", auth.FailRateLimited, retry)
+		}
+		if tok != "" {
+			it, ok, err := b.Store.CheckDeviceToken(ctx, tok)
+			if err != nil {
+				return s.storeFailure(c, g, err)
+			}
+			if ok && it.DeviceID == proof.ID {
+				byToken = &it
+			}
+		}
+		if byToken == nil {
+			reason := sharedFail
+			scope := auth.ScopeSharedSecret
+			if presented.DeviceToken != "" {
+				reason, scope = auth.FailDeviceTokenMismatch, auth.ScopeDeviceToken
+			}
+			s.limiter.Failure(c.ip, scope, now)
+			return fail("auth_failed", reason, 0)
+		}
+		s.limiter.Success(c.ip, auth.ScopeDeviceToken)
+	} else {
+		s.limiter.Success(c.ip, auth.ScopeSharedSecret)
+	}
+
+	dev, paired, err := b.Store.GetDevice(ctx, proof.ID)
+	if err != nil {
+		return s.storeFailure(c, g, err)
+	}
+	reason := ""
+	switch {
+	case !paired:
+		reason = protocol.PairingReasonNotPaired
+	case dev.Role != p.Role:
+		reason = protocol.PairingReasonRoleUpgrade
+	case byToken == nil && !coversAll(dev.Scopes, p.Scopes):
+		reason = protocol.PairingReasonScopeUpgrade
+	}
+	want := store.Device{
+		ID: proof.ID, PublicKey: proof.PublicKey, Role: p.Role, Scopes: p.Scopes,
+		ClientID: p.Client.ID, ClientMode: p.Client.Mode, Platform: p.Client.Platform,
+		DeviceFamily: p.Client.DeviceFamily, DisplayName: displayName(p.Client), Remote: !c.loopback,
+	}
+	if reason != "" {
+		if !c.loopback {
+			return s.requestPairing(ctx, c, g, want, reason)
+		}
+		// Direct loopback connects pair silently.
+		if paired && reason == protocol.PairingReasonScopeUpgrade {
+			want.Scopes = union(dev.Scopes, p.Scopes)
+		}
+		want.PairedAt = now.UnixMilli()
+		if err := b.Store.PutDevice(ctx, want); err != nil {
+			return s.storeFailure(c, g, err)
+		}
+		dev = want
+		c.log.Info("device paired automatically (loopback)", "device", proof.ID, "reason", reason)
+	}
+	g.scopes = grantedScopes(p.Scopes, dev.Scopes)
+	if byToken != nil {
+		g.scopes = grantedScopes(g.scopes, byToken.Scopes)
+	} else {
+		tok, err := b.Store.IssueDeviceToken(ctx, proof.ID, dev.Role, dev.Scopes, now.UnixMilli())
+		if err != nil {
+			return s.storeFailure(c, g, err)
+		}
+		g.deviceToken, g.issuedAt = tok, now.UnixMilli()
+	}
+	if err := b.Store.TouchDevice(ctx, proof.ID, now.UnixMilli()); err != nil {
+		c.log.Warn("gateway: could not record the device's connect", "err", err)
+	}
+	return g, nil
+}
+
+// storeTimeout bounds the store calls of one handshake or method.
+const storeTimeout = 10 * time.Second
+
+func (s *Server) storeFailure(c *conn, g grant, err error) (grant, *protocol.Rejection) {
+	c.log.Error("gateway: store failed during connect", "err", err)
+	g.outcome = "store_error"
+	e := protocol.Unavailable("the gateway could not read its device store; try again", 1000)
+	return g, &protocol.Rejection{Error: e, CloseCode: protocol.ClosePolicyViolation, CloseReason: "store unavailable"}
+}
+
+// requestPairing records a pairing request for a remote device, announces
+// it to operators with the pairing scope and rejects the connect.
+func (s *Server) requestPairing(ctx context.Context, c *conn, g grant, want store.Device, reason string) (grant, *protocol.Rejection) {
+	b := s.backend.Load()
+	req, created, err := b.Store.CreatePairingRequest(ctx, store.PairingRequest{Device: want, IP: c.ip})
+	if err != nil {
+		if errors.Is(err, store.ErrTooManyPairingRequests) {
+			g.outcome = "pairing_full"
+			e := protocol.Unavailable("too many pending pairing requests; approve or reject some first (switchboard devices list)", 60000)
+			return g, &protocol.Rejection{Error: e, CloseCode: protocol.ClosePolicyViolation, CloseReason: protocol.ReasonPairingRequired}
+		}
+		return s.storeFailure(c, g, err)
+	}
+	if created {
+		s.broadcastPairing("device.pair.requested", pairingRequestView(req, reason))
+		c.log.Info("device pairing requested", "request", req.RequestID, "device", want.ID, "ip", c.ip, "reason", reason)
+	}
+	g.outcome = "pairing_required"
+	return g, &protocol.Rejection{Error: protocol.PairingRequired(req.RequestID, reason), CloseCode: protocol.ClosePolicyViolation, CloseReason: protocol.ReasonPairingRequired}
+}
+
+// hello builds the hello-ok payload for a connected client.
+func (s *Server) hello(c *conn, g grant) protocol.HelloOk {
+	pol := protocol.DefaultPolicy()
+	pol.MaxPayload = s.cfg.Policy.MaxPayload
+	pol.MaxBufferedBytes = s.cfg.Policy.MaxBufferedBytes
+	pol.TickIntervalMs = s.cfg.Policy.TickIntervalMs
+	h := protocol.HelloOk{
+		Server:   protocol.ServerInfo{Version: s.deps.Version, Host: hostname(), ConnID: c.id},
+		Features: protocol.Features{Methods: s.advertisedMethods(), Events: advertisedEvents},
+		Snapshot: s.snapshot(c.ctx),
+		Auth:     &protocol.HelloAuth{Role: c.role, Scopes: c.scopes, DeviceToken: g.deviceToken},
+		Policy:   pol,
+	}
+	if g.deviceToken != "" {
+		h.Auth.IssuedAtMs = &g.issuedAt
+	}
+	return h
+}
+
+// snapshot is hello-ok's initial state.
+func (s *Server) snapshot(ctx context.Context) protocol.Snapshot {
+	mode, _, _ := s.currentSecret()
+	agentID := s.defaultAgentID()
+	return protocol.Snapshot{
+		Presence:     s.presence(),
+		Health:       s.healthSnapshot(ctx),
+		StateVersion: s.stateVersion(),
+		UptimeMs:     s.now().Sub(s.started).Milliseconds(),
+		ConfigPath:   s.deps.ConfigPath,
+		StateDir:     s.deps.StateDir,
+		SessionDefaults: &protocol.SessionDefaults{
+			DefaultAgentID: agentID, MainKey: "main", MainSessionKey: "agent:" + agentID + ":main",
+		},
+		AuthMode: mode,
+	}
+}
+
+// presence lists the connected clients.
+func (s *Server) presence() []protocol.PresenceEntry {
+	var out []protocol.PresenceEntry
+	for _, c := range s.hub.snapshot() {
+		if !c.ready.Load() {
+			continue
+		}
+		e := protocol.PresenceEntry{
+			Host: displayName(c.params.Client), Version: c.params.Client.Version, Platform: c.params.Client.Platform,
+			DeviceFamily: c.params.Client.DeviceFamily, ModelIdentifier: c.params.Client.ModelIdentifier,
+			Mode: c.params.Client.Mode, Reason: "connect", Ts: c.connected.UnixMilli(), DeviceID: c.deviceID,
+			Roles: []string{c.role}, Scopes: c.scopes, InstanceID: c.params.Client.InstanceID,
+		}
+		if !c.loopback {
+			e.IP = c.ip
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b protocol.PresenceEntry) int { return int(a.Ts - b.Ts) })
+	return out
+}
+
+// presenceChanged bumps the presence version and broadcasts the list.
+func (s *Server) presenceChanged() {
+	s.presenceVersion.Add(1)
+	payload, _ := json.Marshal(map[string]any{"presence": nonNil(s.presence())})
+	sv := s.stateVersion()
+	s.hub.broadcast(outEvent{name: protocol.EventPresence, payload: func(int) []byte { return payload }, dropIfSlow: true, stateVersion: &sv})
+}
+
+// originAllowed implements the browser origin rule: the gateway's own
+// origin, or one listed in gateway.controlUi.allowedOrigins.
+func (s *Server) originAllowed(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	for _, o := range s.cfg.ControlUI.AllowedOrigins {
+		if strings.EqualFold(strings.TrimRight(o, "/"), origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr returns the client's IP and whether it connected directly
+// from this machine. A request that came through a proxy (forwarding
+// headers) is never loopback, even when the proxy runs here
+// (reliability-security §1.2).
+func clientAddr(r *http.Request) (string, bool) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host, false
+	}
+	forwarded := r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != "" || r.Header.Get("X-Real-Ip") != ""
+	return ip.String(), ip.IsLoopback() && !forwarded
+}
+
+func isWebSocketUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func displayName(ci protocol.ClientInfo) string {
+	if ci.DisplayName != "" {
+		return ci.DisplayName
+	}
+	return ci.ID
+}
+
+// covers reports whether granted scopes allow scope: admin covers every
+// scope and write covers read.
+func covers(granted []string, scope string) bool {
+	return slices.Contains(granted, scope) || slices.Contains(granted, protocol.ScopeAdmin) ||
+		scope == protocol.ScopeRead && slices.Contains(granted, protocol.ScopeWrite)
+}
+
+func coversAll(granted, want []string) bool {
+	for _, s := range want {
+		if !covers(granted, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// grantedScopes is the requested scopes the grant covers, in request order.
+func grantedScopes(requested, granted []string) []string {
+	out := []string{}
+	for _, s := range requested {
+		if covers(granted, s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// newUUID returns a random version 4 UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
