@@ -103,7 +103,7 @@ func (c *conn) enqueueLocked(frame []byte, droppable bool) bool {
 		}
 		c.srv.metrics.slowConsumers.Inc()
 		c.log.Warn("closing a slow consumer", "queuedBytes", queued)
-		c.closeAsync(protocol.ClosePolicyViolation, protocol.ReasonSlowConsumer)
+		c.closeSlow()
 		return false
 	}
 	c.queue = append(c.queue, frame)
@@ -176,6 +176,41 @@ func (c *conn) closeAsync(code int, reason string) {
 	c.srv.connWG.Add(1)
 	c.mu.Unlock()
 	go c.writeLoop()
+}
+
+// slowCloseWait bounds the close handshake with a slow consumer: one that
+// does not read will not read the close frame either.
+const slowCloseWait = time.Second
+
+// closeSlow disconnects a slow consumer now: its queue is dropped, the
+// close frame is tried for slowCloseWait, then the socket is cut.
+func (c *conn) closeSlow() {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.closing = true
+	c.queue, c.queued = nil, 0
+	c.mu.Unlock()
+	c.srv.connWG.Add(1)
+	go func() {
+		defer c.srv.connWG.Done()
+		done := make(chan struct{})
+		go func() {
+			_ = c.ws.Close(protocol.ClosePolicyViolation, protocol.ReasonSlowConsumer)
+			close(done)
+		}()
+		t := time.NewTimer(slowCloseWait)
+		select {
+		case <-done:
+		case <-t.C:
+			_ = c.ws.CloseNow()
+			<-done
+		}
+		t.Stop()
+		c.cancel()
+	}()
 }
 
 // finishClose sends the close frame and ends the connection's context.

@@ -159,10 +159,10 @@ func (s *Server) handshake(c *conn, r *http.Request) bool {
 			CloseCode: protocol.ClosePolicyViolation, CloseReason: "internal error",
 		})
 	}
+	c.log = c.log.With("client", p.Client.ID, "role", p.Role)
 	c.respond(req.ID, json.RawMessage(hello), nil)
 	c.ready.Store(true)
 	s.metrics.handshakes.WithLabelValues("ok").Inc()
-	c.log = c.log.With("client", p.Client.ID, "role", p.Role)
 	c.log.Info("gateway client connected", "protocol", proto, "ip", c.ip, "device", g.deviceID != "", "scopes", strings.Join(g.scopes, ","))
 	return true
 }

@@ -307,3 +307,8 @@ func decode[T any](t *testing.T, raw json.RawMessage) T {
 	}
 	return v
 }
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

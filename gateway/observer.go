@@ -225,16 +225,6 @@ func (t *runTracker) ended(info queue.RunInfo, res *agent.Result, err error) {
 		t.started(info)
 		st = t.get(info.RunID)
 	}
-	st.mu.Lock()
-	outs := st.run.End(res, err)
-	if st.timer != nil {
-		st.timer.Stop()
-	}
-	st.ended = true
-	st.emit(outs)
-	ids := append([]string(nil), st.ids...)
-	st.mu.Unlock()
-
 	o := &runOutcome{RunID: info.RunID, Status: "ok", StartedAt: st.started.UnixMilli(), EndedAt: t.s.now().UnixMilli(), Result: res}
 	switch {
 	case err != nil:
@@ -246,6 +236,25 @@ func (t *runTracker) ended(info queue.RunInfo, res *agent.Result, err error) {
 	case res.Err != nil:
 		o.Status, o.Error = "error", res.Err.Error()
 	}
+	st.mu.Lock()
+	ids := append([]string(nil), st.ids...)
+	// A retried chat.send that arrives after the final must see the
+	// outcome, so it is stored before the final goes out.
+	for _, id := range ids {
+		chat := map[string]any{"runId": id, "status": o.Status}
+		if o.Error != "" {
+			chat["summary"] = o.Error
+		}
+		t.s.dedupe.update("chat:"+id, chat)
+	}
+	outs := st.run.End(res, err)
+	if st.timer != nil {
+		st.timer.Stop()
+	}
+	st.ended = true
+	st.emit(outs)
+	st.mu.Unlock()
+
 	t.s.metrics.runs.WithLabelValues(o.Status).Inc()
 	t.s.metrics.runSeconds.Observe(t.s.now().Sub(st.started).Seconds())
 
@@ -265,13 +274,6 @@ func (t *runTracker) ended(info queue.RunInfo, res *agent.Result, err error) {
 	t.mu.Unlock()
 	for _, ch := range notify {
 		ch <- o
-	}
-	for _, id := range ids {
-		chat := map[string]any{"runId": id, "status": o.Status}
-		if o.Error != "" {
-			chat["summary"] = o.Error
-		}
-		t.s.dedupe.update("chat:"+id, chat)
 	}
 	t.s.sessionsChanged(info, "end")
 }

@@ -1,0 +1,256 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core/llm/llmtest"
+	"github.com/switchboardhq/switchboard/gateway/client"
+	"github.com/switchboardhq/switchboard/gateway/protocol"
+)
+
+// chatPayload is a chat event as a v4 client reads it.
+type chatPayload struct {
+	RunID      string `json:"runId"`
+	SessionKey string `json:"sessionKey"`
+	Seq        int64  `json:"seq"`
+	State      string `json:"state"`
+	Message    *struct {
+		Role    string `json:"role"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"message"`
+	DeltaText    *string `json:"deltaText"`
+	ErrorMessage string  `json:"errorMessage"`
+	ErrorKind    string  `json:"errorKind"`
+	StopReason   string  `json:"stopReason"`
+	Usage        any     `json:"usage"`
+}
+
+func (p chatPayload) text() string {
+	if p.Message == nil || len(p.Message.Content) == 0 {
+		return ""
+	}
+	return p.Message.Content[0].Text
+}
+
+// chatEvents collects the chat events of runID until its terminal one.
+func chatEvents(t *testing.T, c *client.Client, runID string) []chatPayload {
+	t.Helper()
+	var out []chatPayload
+	for {
+		ev := next(t, c, "chat", nil)
+		p := decode[chatPayload](t, ev.Payload)
+		if p.RunID != runID {
+			continue
+		}
+		out = append(out, p)
+		if p.State != "delta" {
+			return out
+		}
+	}
+}
+
+func sendChat(t *testing.T, c *client.Client, key, msg, idem string) map[string]any {
+	t.Helper()
+	return call[map[string]any](t, c, "chat.send", map[string]any{"sessionKey": key, "message": msg, "idempotencyKey": idem})
+}
+
+func TestChatSendStreamsDeltasAndFinal(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("Hello", ", ", "world", "!"))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+
+	res := sendChat(t, c, "main", "hi there", "run-1")
+	if res["runId"] != "run-1" || res["status"] != "started" {
+		t.Fatalf("chat.send = %v, want {runId:run-1, status:started}", res)
+	}
+	evs := chatEvents(t, c, "run-1")
+	final := evs[len(evs)-1]
+	if final.State != "final" || final.text() != "Hello, world!" || final.StopReason == "" {
+		t.Fatalf("final = %+v, want the whole reply with a stopReason", final)
+	}
+	if len(evs) < 2 {
+		t.Fatalf("got %d chat events, want at least one delta before the final", len(evs))
+	}
+	prev := ""
+	for _, d := range evs[:len(evs)-1] {
+		if d.State != "delta" || d.SessionKey != "agent:main:main" {
+			t.Fatalf("event %+v", d)
+		}
+		if !strings.HasPrefix(d.text(), prev) || d.DeltaText == nil || prev+*d.DeltaText != d.text() {
+			t.Fatalf("delta %q (deltaText %v) does not extend %q", d.text(), d.DeltaText, prev)
+		}
+		prev = d.text()
+	}
+	// The turn is in the session's history.
+	h := call[map[string]any](t, c, "chat.history", map[string]any{"sessionKey": "main"})
+	msgs := h["messages"].([]any)
+	if len(msgs) != 2 || h["sessionKey"] != "agent:main:main" || h["sessionId"] == "" {
+		t.Fatalf("chat.history = %v", h)
+	}
+	if got := msgs[1].(map[string]any)["role"]; got != "assistant" {
+		t.Errorf("last history message role = %v", got)
+	}
+}
+
+func TestChatSendAbortSendsAbortedWithPartialText(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("partial answer", " never sent").HangAfter(1))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	sendChat(t, c, "main", "long question", "run-abort")
+	next(t, c, "chat", func(e client.Event) bool { return strings.Contains(string(e.Payload), "partial answer") })
+	if e := callErr(t, c, "chat.abort", map[string]any{"sessionKey": "other", "runId": "run-abort"}); e.Message != "runId does not match sessionKey" {
+		t.Errorf("abort with another session's key: %+v", e)
+	}
+	res := call[map[string]any](t, c, "chat.abort", map[string]any{"sessionKey": "main", "runId": "run-abort"})
+	if res["aborted"] != true {
+		t.Fatalf("chat.abort = %v", res)
+	}
+	evs := chatEvents(t, c, "run-abort")
+	last := evs[len(evs)-1]
+	if last.State != "aborted" || last.text() != "partial answer" {
+		t.Fatalf("terminal = %+v, want aborted with the partial text", last)
+	}
+	// Once it ended there is nothing to abort.
+	if res := call[map[string]any](t, c, "chat.abort", map[string]any{"sessionKey": "main", "runId": "run-abort"}); res["aborted"] != false {
+		t.Errorf("abort of a finished run = %v", res)
+	}
+}
+
+func TestChatSendModelErrorSendsError(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.HTTPError(400, nil, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	sendChat(t, c, "main", "hello", "run-err")
+	evs := chatEvents(t, c, "run-err")
+	last := evs[len(evs)-1]
+	if last.State != "error" || last.ErrorMessage == "" || last.ErrorKind == "" {
+		t.Fatalf("terminal = %+v, want error with errorMessage and errorKind", last)
+	}
+}
+
+func TestChatSendIsIdempotent(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	gate := make(chan struct{})
+	r.provider.Push(llmtest.Text("once").Gated(gate))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	if res := sendChat(t, c, "main", "hi", "idem-1"); res["status"] != "started" {
+		t.Fatalf("first = %v", res)
+	}
+	if res := sendChat(t, c, "main", "hi", "idem-1"); res["status"] != "in_flight" || res["runId"] != "idem-1" {
+		t.Fatalf("retry in flight = %v, want in_flight", res)
+	}
+	close(gate)
+	chatEvents(t, c, "idem-1")
+	// The completed answer is replayed, and no second run starts.
+	if res := sendChat(t, c, "main", "hi", "idem-1"); res["status"] != "ok" || res["runId"] != "idem-1" {
+		t.Fatalf("retry after the final = %v, want ok", res)
+	}
+	if n := len(r.provider.Requests()); n != 1 {
+		t.Errorf("the model was called %d times, want 1", n)
+	}
+}
+
+func TestChatSendValidation(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	for _, tc := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"sessionKey": "main", "message": "a\x00b", "idempotencyKey": "k1"}, "null bytes"},
+		{map[string]any{"sessionKey": "main", "message": "  ", "idempotencyKey": "k2"}, "message or attachment required"},
+		{map[string]any{"sessionKey": "main", "message": "hi"}, "idempotencyKey is required"},
+		{map[string]any{"message": "hi", "idempotencyKey": "k3"}, "sessionKey is required"},
+		{map[string]any{"sessionKey": "main", "message": "hi", "idempotencyKey": "k4", "bogus": 1}, `unknown member "bogus"`},
+		{map[string]any{"sessionKey": "main", "message": "hi", "idempotencyKey": "k5", "originatingChannel": "telegram"}, "missing scope: operator.admin"},
+	} {
+		e := callErr(t, c, "chat.send", tc.params)
+		if !strings.Contains(e.Message, tc.want) {
+			t.Errorf("chat.send %v: %s, want %q", tc.params, e.Message, tc.want)
+		}
+	}
+	if n := len(r.provider.Requests()); n != 0 {
+		t.Errorf("rejected messages reached the model %d times", n)
+	}
+}
+
+func TestChatSendStopPhraseAbortsTheRun(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("thinking", " forever").HangAfter(1))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	sendChat(t, c, "main", "start", "run-stop")
+	next(t, c, "chat", func(e client.Event) bool { return strings.Contains(string(e.Payload), "thinking") })
+	res := sendChat(t, c, "main", "stop", "stop-1")
+	if res["aborted"] != true {
+		t.Fatalf("stop phrase = %v, want aborted", res)
+	}
+	evs := chatEvents(t, c, "run-stop")
+	if evs[len(evs)-1].State != "aborted" {
+		t.Errorf("terminal = %+v", evs[len(evs)-1])
+	}
+}
+
+func TestAgentMethodAnswersTwiceAndAgentWait(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("agent reply"))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := c.CallStream(ctx, "agent", map[string]any{"message": "do it", "idempotencyKey": "ag-1", "sessionKey": "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Next(ctx)
+	if err != nil || !first.OK || !strings.Contains(string(first.Payload), `"accepted"`) {
+		t.Fatalf("first response = %+v, %v", first, err)
+	}
+	second, err := st.Next(ctx)
+	if err != nil || !second.OK || !strings.Contains(string(second.Payload), `"completed"`) || !strings.Contains(string(second.Payload), "agent reply") {
+		t.Fatalf("second response = %+v, %v", second, err)
+	}
+	w := call[map[string]any](t, c, "agent.wait", map[string]any{"runId": "ag-1", "timeoutMs": 1000})
+	if w["status"] != "ok" {
+		t.Errorf("agent.wait = %v", w)
+	}
+	if w := call[map[string]any](t, c, "agent.wait", map[string]any{"runId": "nope", "timeoutMs": 10}); w["status"] != "timeout" {
+		t.Errorf("agent.wait of an unknown run = %v, want timeout", w)
+	}
+}
+
+func TestAgentEventsCarryStructureAndToolEventsOnlyWithTheCap(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("structured"))
+	capOpts := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
+	capOpts.Caps = []string{protocol.CapToolEvents}
+	c := r.dial(capOpts)
+	sendChat(t, c, "main", "hi", "run-struct")
+	var phases []string
+	for {
+		ev := next(t, c, "agent", nil)
+		p := decode[map[string]any](t, ev.Payload)
+		if p["runId"] != "run-struct" {
+			continue
+		}
+		data := p["data"].(map[string]any)
+		phase, _ := data["phase"].(string)
+		phases = append(phases, p["stream"].(string)+":"+phase)
+		if p["stream"] == "assistant" && phase == "delta" && (data["messageId"] == nil || data["contentIndex"] == nil) {
+			t.Errorf("assistant delta without messageId/contentIndex: %v", data)
+		}
+		if p["stream"] == "lifecycle" && phase == "end" {
+			break
+		}
+	}
+	joined := strings.Join(phases, " ")
+	for _, want := range []string{"lifecycle:start", "assistant:message_start", "assistant:block_start", "assistant:delta", "assistant:block_stop", "assistant:message_stop", "lifecycle:end"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("agent events %q lack %s", joined, want)
+		}
+	}
+}
