@@ -52,15 +52,30 @@ const maxDepth = 100
 // decodeYAML parses data and decodes it onto out, which holds the defaults.
 // Keys absent from the file keep their default; a null value also keeps it.
 func decodeYAML(file string, data []byte, lookup LookupEnv, out any) (map[string]pos, Errors) {
-	d := &decoder{file: file, lookup: lookup, anchors: map[string]ast.Node{}, positions: map[string]pos{}}
+	d, body, errs := parseDocument(file, data)
+	if errs != nil {
+		return nil, errs
+	}
+	d.lookup = lookup
+	if body == nil {
+		return d.positions, nil
+	}
+	d.value(body, reflect.ValueOf(out).Elem(), "")
+	return d.positions, d.errs
+}
+
+// parseDocument parses data into the body of its one YAML document (nil
+// when the file is empty) and a decoder that knows the document's anchors.
+func parseDocument(file string, data []byte) (*decoder, ast.Node, Errors) {
+	d := &decoder{file: file, anchors: map[string]ast.Node{}, positions: map[string]pos{}}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil {
 			p := ye.GetToken().Position
-			return nil, Errors{{File: file, Line: p.Line, Column: p.Column, Message: "invalid YAML: " + ye.GetMessage()}}
+			return nil, nil, Errors{{File: file, Line: p.Line, Column: p.Column, Message: "invalid YAML: " + ye.GetMessage()}}
 		}
-		return nil, Errors{{File: file, Message: "invalid YAML: " + err.Error()}}
+		return nil, nil, Errors{{File: file, Message: "invalid YAML: " + err.Error()}}
 	}
 	var body ast.Node
 	for i, doc := range f.Docs {
@@ -69,19 +84,18 @@ func decodeYAML(file string, data []byte, lookup LookupEnv, out any) (map[string
 		}
 		if body != nil {
 			p := posOf(doc)
-			return nil, Errors{{File: file, Line: p.line, Column: p.col, Message: fmt.Sprintf("found a second YAML document (document %d); a config file holds one", i+1)}}
+			return nil, nil, Errors{{File: file, Line: p.line, Column: p.col, Message: fmt.Sprintf("found a second YAML document (document %d); a config file holds one", i+1)}}
 		}
 		body = doc.Body
 	}
 	if body == nil {
-		return d.positions, nil
+		return d, nil, nil
 	}
 	for _, n := range ast.Filter(ast.AnchorType, body) {
 		a := n.(*ast.AnchorNode)
 		d.anchors[a.Name.GetToken().Value] = a.Value
 	}
-	d.value(body, reflect.ValueOf(out).Elem(), "")
-	return d.positions, d.errs
+	return d, body, nil
 }
 
 func (d *decoder) errorf(n ast.Node, path, format string, args ...any) {

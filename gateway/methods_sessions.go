@@ -112,7 +112,7 @@ func (s *Server) mSessionsList(ctx context.Context, _ *conn, req protocol.Reques
 		rows = append(rows, r)
 	}
 	return map[string]any{
-		"ts": s.now().UnixMilli(), "path": filepath.Join(s.deps.StateDir, "switchboard.db"), "count": len(rows),
+		"ts": s.now().UnixMilli(), "path": filepath.Join(s.deps.StateDir, "state.db"), "count": len(rows),
 		"defaults": map[string]any{"model": b.DefaultModel, "contextTokens": b.ContextTokens},
 		"sessions": rows,
 	}, nil

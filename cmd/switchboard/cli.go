@@ -46,6 +46,10 @@ func commands() []*command {
 		agentCommand(),
 		configCheckCommand(),
 		configSchemaCommand(),
+		gatewayTokenCommand(),
+		devicesListCommand(),
+		devicesDecideCommand(true),
+		devicesDecideCommand(false),
 		versionCommand(),
 	}
 }

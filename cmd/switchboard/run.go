@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/config"
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/queue"
@@ -47,7 +51,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	}
 	log := c.logger(g)
 	d := newDaemon(log)
-	wire(d, cfg, stateDir, c.home, log)
+	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup}, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -89,15 +93,34 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	}
 }
 
+// wiring is what wire needs besides the configuration.
+type wiring struct {
+	stateDir, home, configPath string
+	lookup                     config.LookupEnv
+}
+
 // wire adds every component of the daemon in start order. Adding a
 // component to `run` is one d.add call here; stop order is the reverse, so
 // intake (gateway, bridges) stops before the dispatcher finishes or
 // journals its work, and the store closes last.
-func wire(d *daemon, cfg *config.Config, stateDir, home string, log *slog.Logger) {
+//
+// The gateway is built first because it observes the dispatcher's runs;
+// it gets its backend (store, dispatcher, runner) once they exist, before
+// it starts listening.
+func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
+	gw := gateway.New(cfg.Gateway, gateway.Deps{
+		Logger:     log.With("component", "gateway"),
+		Readiness:  d.readiness,
+		Version:    version,
+		StateDir:   w.stateDir,
+		ConfigPath: w.configPath,
+	})
+	deliver := router{gateway: gw, fallback: logDeliverer{log: log.With("component", "delivery")}}
+
 	var st *store.SQLite
 	d.add("store",
 		func(ctx context.Context) (err error) {
-			st, err = store.Open(ctx, stateDir)
+			st, err = store.Open(ctx, w.stateDir)
 			return err
 		},
 		func(context.Context) error { return st.Close() },
@@ -107,7 +130,7 @@ func wire(d *daemon, cfg *config.Config, stateDir, home string, log *slog.Logger
 	var disp *queue.Dispatcher
 	d.add("dispatcher",
 		func(ctx context.Context) (err error) {
-			runner, err = newRunner(cfg, stateDir, home, st, log)
+			runner, err = newRunner(cfg, w.stateDir, w.home, st, log)
 			if err != nil {
 				return err
 			}
@@ -118,11 +141,13 @@ func wire(d *daemon, cfg *config.Config, stateDir, home string, log *slog.Logger
 			}, queue.Deps{
 				Runner:    runner,
 				Journal:   st,
-				Deliverer: logDeliverer{log: log.With("component", "delivery")},
+				Deliverer: deliver,
+				Observers: []queue.Observer{gw},
 			})
 			if err != nil {
 				return err
 			}
+			gw.Attach(gatewayBackend(cfg, w, st, disp, runner, deliver, gw))
 			return disp.Start(ctx)
 		},
 		func(ctx context.Context) error {
@@ -132,17 +157,84 @@ func wire(d *daemon, cfg *config.Config, stateDir, home string, log *slog.Logger
 		},
 	)
 
-	gw := gateway.New(cfg.Gateway, gateway.Deps{
-		Logger:    log.With("component", "gateway"),
-		Readiness: d.readiness,
-	})
 	d.add("gateway", gw.Start, gw.Stop)
 }
 
+// gatewayBackend is what the gateway's methods act on.
+func gatewayBackend(cfg *config.Config, w wiring, st *store.SQLite, disp *queue.Dispatcher, runner *agent.Runner, deliver queue.Deliverer, gw *gateway.Server) gateway.Backend {
+	b := gateway.Backend{
+		Store: st, Dispatcher: disp, Runner: runner, Deliverer: deliver,
+		DefaultModel: cfg.Agents.Defaults.Model.Primary,
+		Agents:       []gateway.AgentInfo{{ID: core.DefaultAgentID}},
+	}
+	for name, p := range cfg.Models.Providers {
+		for _, m := range p.Models {
+			id := name + "/" + m.ID
+			b.Models = append(b.Models, gateway.ModelInfo{ID: id, Name: m.ID, Provider: name, ContextWindow: m.ContextWindow})
+			if id == b.DefaultModel {
+				b.ContextTokens = m.ContextWindow
+			}
+		}
+	}
+	slices.SortFunc(b.Models, func(a, c gateway.ModelInfo) int { return strings.Compare(a.ID, c.ID) })
+	if w.configPath != "" {
+		b.Config = newConfigService(w.configPath, w.lookup, applyConfig(gw))
+	}
+	return b
+}
+
+// applyConfig applies what can change without a restart: the gateway's
+// shared secret (clients that used the old one are disconnected with 4001).
+// Every other changed section needs a restart.
+func applyConfig(gw *gateway.Server) applyFunc {
+	return func(old, new *config.Config) (applied, restart []string) {
+		if old == nil {
+			return nil, changedSections(nil, new)
+		}
+		oa, na := old.Gateway, new.Gateway
+		if oa.Auth != na.Auth {
+			mode := string(na.EffectiveAuthMode())
+			secret := na.Auth.Token
+			if mode == string(gateway.AuthPassword) {
+				secret = na.Auth.Password
+			}
+			if (mode == string(gateway.AuthToken) && secret == "") || gw.RotateSecret(mode, secret) != nil {
+				restart = append(restart, "gateway.auth")
+			} else {
+				applied = append(applied, "gateway.auth")
+			}
+			oa.Auth, na.Auth = gateway.AuthConfig{}, gateway.AuthConfig{}
+		}
+		if !reflect.DeepEqual(oa, na) {
+			restart = append(restart, "gateway")
+		}
+		for _, sec := range changedSections(old, new) {
+			if sec != "gateway" {
+				restart = append(restart, sec)
+			}
+		}
+		return applied, restart
+	}
+}
+
+// router sends each delivery to the component that owns its channel: web
+// chat replies to the gateway, everything else to the bridges (until they
+// exist, to the log).
+type router struct {
+	gateway  queue.Deliverer
+	fallback queue.Deliverer
+}
+
+// Deliver implements queue.Deliverer.
+func (r router) Deliver(ctx context.Context, d queue.Delivery) error {
+	if d.Route.Channel == "webchat" {
+		return r.gateway.Deliver(ctx, d)
+	}
+	return r.fallback.Deliver(ctx, d)
+}
+
 // logDeliverer stands in for the bridge router until bridges exist: it
-// records that a reply had nowhere to go. Nothing produces inbound
-// messages yet either, so it only sees replies of journaled messages
-// replayed at start.
+// records that a reply had nowhere to go.
 type logDeliverer struct{ log *slog.Logger }
 
 func (l logDeliverer) Deliver(_ context.Context, del queue.Delivery) error {

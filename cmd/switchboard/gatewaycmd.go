@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+
+	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/gateway/auth"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+func gatewayTokenCommand() *command {
+	return &command{
+		name:    "gateway token",
+		summary: "print the token gateway clients connect with",
+		help: `Prints the shared token that WebSocket clients (the web chat, OpenClaw's apps
+and CLI) send when they connect, alone on stdout, so that
+  TOKEN=$(switchboard gateway token)
+works; guidance goes to stderr.
+
+The token is gateway.auth.token when the configuration sets it, else the one
+kept in <stateDir>/gateway.token, which is generated if it does not exist yet
+(the daemon uses the same file). In password or none auth mode there is no
+token: the command says so and exits with code 1.`,
+		run: func(_ context.Context, c *cli, g *globalFlags, args []string) int {
+			if len(args) > 0 {
+				fmt.Fprintf(c.stderr, "switchboard gateway token: takes no arguments\n")
+				return exitUsage
+			}
+			cfg, path, code := c.loadConfig(g.config)
+			if cfg == nil {
+				return code
+			}
+			gw := cfg.Gateway
+			where := gatewayURL(gw)
+			switch gw.EffectiveAuthMode() {
+			case gateway.AuthPassword:
+				fmt.Fprintf(c.stderr, "switchboard gateway token: there is no token: gateway.auth.mode is password in %s, so clients connect with gateway.auth.password instead. Set gateway.auth.mode to token to use a token.\n", path)
+				return exitFailure
+			case gateway.AuthNone:
+				fmt.Fprintf(c.stderr, "switchboard gateway token: there is no token: gateway.auth.mode is none in %s, so clients on this machine connect without one. Set gateway.auth.mode to token to require one.\n", path)
+				return exitFailure
+			}
+			if tok := gw.Auth.Token; tok != "" {
+				fmt.Fprintln(c.stdout, tok)
+				fmt.Fprintf(c.stderr, "This is gateway.auth.token from %s. Paste it into your client's gateway token setting to connect to %s.\n", path, where)
+				if auth.WeakToken(tok) {
+					fmt.Fprintf(c.stderr, "Warning: the daemon refuses this token as too weak (at least %d characters, not a placeholder or pattern); remove gateway.auth.token to have one generated, or set a random one.\n", auth.MinTokenLength)
+				}
+				return exitOK
+			}
+			stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
+				return exitUsage
+			}
+			tok, created, err := store.GatewayToken(stateDir)
+			if err != nil {
+				fmt.Fprintf(c.stderr, "switchboard gateway token: %v\n", err)
+				return exitFailure
+			}
+			fmt.Fprintln(c.stdout, tok)
+			file := filepath.Join(stateDir, store.GatewayTokenFile)
+			if created {
+				fmt.Fprintf(c.stderr, "Generated a new gateway token and saved it in %s; the daemon uses it from its next start. Paste it into your client's gateway token setting to connect to %s.\n", file, where)
+			} else {
+				fmt.Fprintf(c.stderr, "This is the gateway token kept in %s. Paste it into your client's gateway token setting to connect to %s.\n", file, where)
+			}
+			return exitOK
+		},
+	}
+}
+
+// gatewayURL is the address a client on this machine, or on the network
+// for a lan bind, opens.
+func gatewayURL(gw gateway.Config) string {
+	host := gw.Host()
+	if host == "0.0.0.0" {
+		host = "<this machine's address>"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(gw.Port)) + "/"
+}
