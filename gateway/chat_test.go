@@ -223,7 +223,7 @@ func TestAgentMethodAnswersTwiceAndAgentWait(t *testing.T) {
 	}
 }
 
-func TestAgentEventsCarryStructureAndToolEventsOnlyWithTheCap(t *testing.T) {
+func TestAgentEventsCarryBlockStructure(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	r.provider.Push(llmtest.Text("structured"))
 	capOpts := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
@@ -253,4 +253,52 @@ func TestAgentEventsCarryStructureAndToolEventsOnlyWithTheCap(t *testing.T) {
 			t.Errorf("agent events %q lack %s", joined, want)
 		}
 	}
+}
+
+// Tool events go only to the client that started the run and asked for
+// them with the tool-events cap; the reply of text + tool + text arrives
+// with its block boundaries in order.
+func TestToolEventsOnlyForTheStarterWithTheCap(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.ToolCalls(llmtest.Call("lookup", `{"q":"x"}`)), llmtest.Text("after the tool"))
+	o := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
+	o.Caps = []string{protocol.CapToolEvents}
+	starter := r.dial(o)
+	watcher := r.dial(o) // has the cap, but did not start the run
+	plain := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	sendChat(t, starter, "main", "use a tool", "run-tool")
+
+	collect := func(c *client.Client) (streams []string) {
+		for {
+			ev := next(t, c, "agent", nil)
+			p := decode[map[string]any](t, ev.Payload)
+			if p["runId"] != "run-tool" {
+				continue
+			}
+			data := p["data"].(map[string]any)
+			streams = append(streams, p["stream"].(string)+":"+toString(data["phase"])+":"+toString(data["blockType"]))
+			if p["stream"] == "lifecycle" && data["phase"] == "end" {
+				return streams
+			}
+		}
+	}
+	got := strings.Join(collect(starter), " ")
+	for _, want := range []string{"tool:start:", "tool:result:", "assistant:block_start:toolCall"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the starter's agent events lack %s: %s", want, got)
+		}
+	}
+	if i, j := strings.Index(got, "tool:result:"), strings.LastIndex(got, "assistant:block_start:text"); i < 0 || j < i {
+		t.Errorf("the text after the tool does not follow its result: %s", got)
+	}
+	for _, c := range []*client.Client{watcher, plain} {
+		if got := strings.Join(collect(c), " "); strings.Contains(got, "tool:") || strings.Contains(got, "toolCall") {
+			t.Errorf("a client that did not start the run got tool events: %s", got)
+		}
+	}
+}
+
+func toString(v any) string {
+	s, _ := v.(string)
+	return s
 }
