@@ -282,11 +282,13 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	done, cancel := s.done, s.cancel
+	// Under mu, so no connection handler joins connWG after the wait
+	// below begins (serveWS checks stopping under mu).
+	s.stopping.Store(true)
 	s.mu.Unlock()
 	if done == nil {
 		return nil
 	}
-	s.stopping.Store(true)
 	cancel()
 	s.loops.Wait()
 	payload, _ := json.Marshal(protocol.ShutdownPayload{Reason: "gateway stopping"})
