@@ -349,7 +349,9 @@ type gatewayProcess struct {
 func startGatewayProcess(b *testing.B) *gatewayProcess {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperGatewayProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	// The child is killed, so its own temporary directories would stay
+	// behind; these are under the benchmark's, removed after the kill.
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "TMPDIR="+b.TempDir())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

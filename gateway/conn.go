@@ -143,7 +143,8 @@ func (c *conn) writeLoop() {
 		err := c.ws.Write(ctx, websocket.MessageText, f)
 		cancel()
 		c.mu.Lock()
-		c.queued -= int64(len(f))
+		// closeSlow may have emptied the queue meanwhile.
+		c.queued = max(0, c.queued-int64(len(f)))
 		c.mu.Unlock()
 		if err != nil {
 			c.cancel()

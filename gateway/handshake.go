@@ -397,13 +397,28 @@ func (s *Server) snapshot(ctx context.Context) protocol.Snapshot {
 	}
 }
 
-// presence lists the connected clients.
+// maxPresenceEntries caps the presence list, as OpenClaw does: it describes
+// the newest clients, and its cost must not grow with every connection.
+const maxPresenceEntries = 200
+
+// presenceDebounce merges the presence broadcasts of a burst of connects
+// and disconnects into one.
+const presenceDebounce = 250 * time.Millisecond
+
+// presence lists the newest connected clients, at most maxPresenceEntries.
 func (s *Server) presence() []protocol.PresenceEntry {
-	var out []protocol.PresenceEntry
+	var newest []*conn
 	for _, c := range s.hub.snapshot() {
-		if !c.ready.Load() {
-			continue
+		if c.ready.Load() {
+			newest = append(newest, c)
 		}
+	}
+	slices.SortFunc(newest, func(a, b *conn) int { return b.connected.Compare(a.connected) })
+	if len(newest) > maxPresenceEntries {
+		newest = newest[:maxPresenceEntries]
+	}
+	out := make([]protocol.PresenceEntry, 0, len(newest))
+	for _, c := range newest {
 		e := protocol.PresenceEntry{
 			Host: displayName(c.params.Client), Version: c.params.Client.Version, Platform: c.params.Client.Platform,
 			DeviceFamily: c.params.Client.DeviceFamily, ModelIdentifier: c.params.Client.ModelIdentifier,
@@ -415,13 +430,25 @@ func (s *Server) presence() []protocol.PresenceEntry {
 		}
 		out = append(out, e)
 	}
-	slices.SortFunc(out, func(a, b protocol.PresenceEntry) int { return int(a.Ts - b.Ts) })
+	slices.Reverse(out)
 	return out
 }
 
-// presenceChanged bumps the presence version and broadcasts the list.
+// presenceChanged bumps the presence version and schedules one broadcast of
+// the list for the burst of changes it is part of.
 func (s *Server) presenceChanged() {
 	s.presenceVersion.Add(1)
+	if s.presencePending.Swap(true) {
+		return
+	}
+	time.AfterFunc(presenceDebounce, s.flushPresence)
+}
+
+func (s *Server) flushPresence() {
+	s.presencePending.Store(false)
+	if s.stopping.Load() {
+		return
+	}
 	payload, _ := json.Marshal(map[string]any{"presence": nonNil(s.presence())})
 	sv := s.stateVersion()
 	s.hub.broadcast(outEvent{name: protocol.EventPresence, payload: func(int) []byte { return payload }, dropIfSlow: true, stateVersion: &sv})

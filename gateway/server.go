@@ -74,6 +74,7 @@ type Server struct {
 	secretGen int64
 
 	presenceVersion atomic.Int64
+	presencePending atomic.Bool
 	healthVersion   atomic.Int64
 	stopping        atomic.Bool
 
