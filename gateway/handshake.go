@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/gateway/auth"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/store"
@@ -544,21 +543,6 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// newUUID returns a random version 4 UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
-}
+// newUUID returns a random version 4 UUID (challenge nonces, connection
+// and run ids).
+var newUUID = transcript.NewSessionID

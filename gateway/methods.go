@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -296,9 +297,9 @@ func (s *Server) mConfigSet(ctx context.Context, _ *conn, req protocol.RequestFr
 
 func (s *Server) mConfigPatch(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
-		Raw      rawJSON `json:"raw"`
-		Patch    rawJSON `json:"patch"`
-		BaseHash string  `json:"baseHash"`
+		Raw      json.RawMessage `json:"raw"`
+		Patch    json.RawMessage `json:"patch"`
+		BaseHash string          `json:"baseHash"`
 	}
 	if e := decodeParams(req, &p); e != nil {
 		return nil, e
@@ -312,8 +313,8 @@ func (s *Server) mConfigPatch(ctx context.Context, _ *conn, req protocol.Request
 	}
 	// OpenClaw clients send the patch as a JSON string in raw.
 	var str string
-	if err := jsonUnmarshal(patch, &str); err == nil {
-		patch = rawJSON(str)
+	if err := json.Unmarshal(patch, &str); err == nil {
+		patch = json.RawMessage(str)
 	}
 	cs := s.backend.Load().Config
 	if cs == nil {

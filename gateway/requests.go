@@ -222,8 +222,3 @@ func unavailableUntil(what string) handler {
 		return nil, protocol.NewError(protocol.CodeUnavailable, what)
 	}
 }
-
-// rawJSON is a params member kept as raw JSON.
-type rawJSON = json.RawMessage
-
-func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
