@@ -25,7 +25,9 @@ func TestRunThatCannotStartIsRetriedThenAnsweredWithAnError(t *testing.T) {
 		if h.entries(r.EntryID)[0].State == store.JournalDone {
 			t.Fatalf("gave up after %d attempts, want %d", attempt, maxRunFailures)
 		}
-		h.clock.Advance(time.Minute) // past the retry backoff
+		// Exactly the backoff: a minute would also fire the next retry
+		// if the run failed and re-armed its timer while Advance runs.
+		h.clock.Advance(retryBackoff(attempt))
 	}
 	got := h.rec.waitFor(t, 1)
 	if got[0].Kind != DeliveryNotice || !got[0].Replies[0].IsError || !strings.Contains(got[0].Replies[0].Text, "could not process your message") {
