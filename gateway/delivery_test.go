@@ -49,15 +49,7 @@ func TestSlowConsumerIsDroppedThenDisconnected(t *testing.T) {
 	r := newRig(t, rigOptions{cfg: func(c *Config) { c.Policy.MaxBufferedBytes = 256 << 10 }})
 	fast := r.dial(r.opts(protocol.ScopeRead))
 	stalled := stalledClient(t, r)
-	var slow *conn
-	for _, c := range r.gw.hub.snapshot() {
-		if c.ready.Load() && c.params.Client.ID == "test" {
-			slow = c
-		}
-	}
-	if slow == nil {
-		t.Fatal("stalled connection not found")
-	}
+	slow := readyConn(t, r, func(c *conn) bool { return c.params.Client.ID == "test" })
 	payload := []byte(`{"pad":"` + strings.Repeat("x", 32<<10) + `"}`)
 	// Droppable events: the stalled client's queue fills and further ones
 	// are skipped, but it stays connected.
@@ -101,12 +93,7 @@ func TestSlowConsumerCloseReason(t *testing.T) {
 	o := r.opts(protocol.ScopeRead)
 	o.EventBuffer = 1
 	c := r.dial(o)
-	var sc *conn
-	for _, x := range r.gw.hub.snapshot() {
-		if x.ready.Load() {
-			sc = x
-		}
-	}
+	sc := readyConn(t, r, func(*conn) bool { return true })
 	// Fill its queue directly past the budget with one non-droppable frame
 	// while its writer is busy: a frame bigger than the budget never fits.
 	big := make([]byte, 129<<10)
@@ -117,3 +104,25 @@ func TestSlowConsumerCloseReason(t *testing.T) {
 }
 
 func testCounter(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+
+// readyConn waits for the server side of a connection to finish its
+// handshake (the client may read hello-ok before the server marks it ready)
+// and returns it.
+func readyConn(t *testing.T, r *rig, match func(*conn) bool) *conn {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		for _, c := range r.gw.hub.snapshot() {
+			if c.ready.Load() && match(c) {
+				return c
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("no ready server connection")
+		}
+	}
+}
