@@ -96,6 +96,14 @@ func TestChatSendStreamsDeltasAndFinal(t *testing.T) {
 	if got := msgs[1].(map[string]any)["role"]; got != "assistant" {
 		t.Errorf("last history message role = %v", got)
 	}
+	// The model saw the metadata blocks around the message; the history
+	// shows the sender's words alone.
+	if got := msgs[0].(map[string]any)["content"]; got != "hi there" {
+		t.Errorf("history user message content = %#v, want the text as sent", got)
+	}
+	if reqs := r.provider.Requests(); len(reqs) == 0 || !strings.Contains(toJSON(reqs[0].Messages), "untrusted metadata") {
+		t.Error("the model's prompt had no metadata block; the history check above proves nothing")
+	}
 }
 
 func TestChatSendAbortSendsAbortedWithPartialText(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/prompt"
 	"github.com/switchboardhq/switchboard/core/reply"
 	"github.com/switchboardhq/switchboard/gateway/events"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
@@ -207,7 +208,7 @@ func (s *Server) mChatHistory(ctx context.Context, _ *conn, req protocol.Request
 		if am, ok := m.(*core.AssistantMessage); ok && len(am.ToolCalls()) == 0 && reply.IsSilent(am.Text()) {
 			continue // a NO_REPLY turn shows nothing
 		}
-		visible = append(visible, m)
+		visible = append(visible, displayMessage(m))
 	}
 	// Keep the newest messages within limit, maxChars and the payload cap.
 	if len(visible) > limit {
@@ -235,6 +236,31 @@ func (s *Server) mChatHistory(ctx context.Context, _ *conn, req protocol.Request
 		thinking = "off"
 	}
 	return map[string]any{"sessionKey": key, "sessionId": entry.SessionID, "messages": out, "thinkingLevel": thinking}, nil
+}
+
+// displayMessage returns m as a person should see it: a user message
+// without the metadata blocks the prompt builder put around the sender's
+// words (OpenClaw strips them for display too). m itself is not changed.
+func displayMessage(m core.Message) core.Message {
+	um, ok := m.(*core.UserMessage)
+	if !ok {
+		return m
+	}
+	cp := *um
+	if um.Content.Blocks == nil {
+		cp.Content.Text = prompt.StripForDisplay(um.Content.Text)
+		return &cp
+	}
+	cp.Content.Blocks = make(core.Content, len(um.Content.Blocks))
+	for i, b := range um.Content.Blocks {
+		if tc, ok := b.(*core.TextContent); ok {
+			t := *tc
+			t.Text = prompt.StripForDisplay(tc.Text)
+			b = &t
+		}
+		cp.Content.Blocks[i] = b
+	}
+	return &cp
 }
 
 // messageChars is the text length of a message, for chat.history's

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/prompt"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 )
 
@@ -182,7 +183,7 @@ func (s *Server) mSessionsPreview(ctx context.Context, _ *conn, req protocol.Req
 			var text string
 			switch m := m.(type) {
 			case *core.UserMessage:
-				text = m.Text()
+				text = prompt.StripForDisplay(m.Text())
 			case *core.AssistantMessage:
 				text = m.Text()
 			default:

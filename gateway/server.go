@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/gateway/auth"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/gateway/webui"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -56,6 +57,7 @@ type Server struct {
 	deps    Deps
 	log     *slog.Logger
 	mux     *http.ServeMux
+	page    http.Handler // the web chat page (package webui)
 	http    *http.Server
 	hub     *hub
 	metrics *metrics
@@ -136,7 +138,9 @@ func New(cfg Config, deps Deps) *Server {
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
 	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
+	s.page = webui.Index()
 	s.mux.HandleFunc("GET /{$}", s.handleRoot)
+	s.mux.Handle("GET "+webui.AssetsPrefix, webui.Assets())
 	s.http = &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -380,16 +384,14 @@ func (s *Server) handleReadyz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, code, map[string]any{"ready": ready, "components": components})
 }
 
-// handleRoot upgrades WebSocket requests; plain GETs of / are reserved for
-// the web chat page.
+// handleRoot upgrades WebSocket requests and serves the web chat page to
+// plain GETs of /.
 func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 	if isWebSocketUpgrade(r) {
 		s.serveWS(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprintf(w, "Switchboard gateway %s. Connect a WebSocket client to this address.\n", s.deps.Version)
+	s.page.ServeHTTP(w, r)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

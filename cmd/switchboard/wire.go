@@ -29,6 +29,8 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
 	}
 	d := cfg.Agents.Defaults
+	registry := tools.NewRegistry()
+	registry.MustRegister(&tools.SessionsList{Sessions: sessions})
 	r, err := agent.New(agent.Config{
 		Model:     d.Model,
 		StateDir:  stateDir,
@@ -36,7 +38,7 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		Timeout:   secondsDuration(d.TimeoutSeconds),
 	}, agent.Deps{
 		Models:   router,
-		Tools:    &tools.Executor{Registry: tools.NewRegistry(), Logger: log.With("component", "tools")},
+		Tools:    &tools.Executor{Registry: registry, Logger: log.With("component", "tools")},
 		Sessions: sessions,
 		Logger:   log.With("component", "agent"),
 	})

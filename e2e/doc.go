@@ -1,0 +1,11 @@
+// Package e2e holds Switchboard's end-to-end tests: a real `switchboard
+// run` child process (built with the race detector when the tests are),
+// driven through its public surfaces. The web chat tests open the page in
+// headless Chromium through github.com/chromedp/chromedp, against a fake
+// model speaking Anthropic's streaming API.
+//
+// The browser tests need Chromium (Debian package chromium; `make e2e`
+// installs it when missing). Without it they are skipped, except under
+// CI=true, where a missing browser fails the run. Each scenario saves a
+// screenshot under e2e/artifacts (E2E_ARTIFACTS overrides the directory).
+package e2e

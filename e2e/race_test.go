@@ -1,0 +1,6 @@
+//go:build race
+
+package e2e
+
+// raceEnabled builds the daemon with the race detector too.
+const raceEnabled = true

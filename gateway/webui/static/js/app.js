@@ -1,0 +1,310 @@
+// The web chat page: wires the gateway client, the conversation view and
+// the control panels to the DOM of index.html.
+
+import { Gateway } from "./gateway.js";
+import { loadIdentity } from "./identity.js";
+import { ChatView } from "./render.js";
+import { Panels } from "./panels.js";
+
+const TOKEN_KEY = "switchboard.gatewayToken";
+const SESSION_KEY = "switchboard.sessionKey";
+
+const $ = (id) => document.getElementById(id);
+
+function newIdempotencyKey() {
+  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+function debounce(fn, ms) {
+  let t = 0;
+  return (...args) => {
+    clearTimeout(t);
+    t = setTimeout(() => fn(...args), ms);
+  };
+}
+
+class App {
+  constructor() {
+    this.view = new ChatView($("messages"));
+    this.sessionKey = localStorage.getItem(SESSION_KEY) || "";
+    this.activeRun = null; // the current session's running run id
+    this.reloadOnFinal = false;
+    this.scopes = [];
+    this.panels = null;
+    this.refreshSessions = debounce(() => this.loadSessions(), 300);
+  }
+
+  async start() {
+    this.identity = await loadIdentity();
+    $("device-info").textContent = this.identity
+      ? "Device " + this.identity.id.slice(0, 12) + "… (key kept in this browser)"
+      : "No device identity (this browser has no WebCrypto Ed25519 here); connecting with the token only.";
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    this.gw = new Gateway({ url: scheme + location.host + "/", token: localStorage.getItem(TOKEN_KEY) || "", identity: this.identity });
+    this.panels = new Panels(this.gw);
+    this.gw.addEventListener("state", (e) => this.onState(e.detail));
+    this.gw.addEventListener("gateway-event", (e) => this.onEvent(e.detail));
+    this.bindUI();
+    if (this.gw.token) this.gw.start();
+    else this.showLogin("");
+  }
+
+  bindUI() {
+    $("login-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      const token = $("token-input").value.trim();
+      if (!token) return;
+      localStorage.setItem(TOKEN_KEY, token);
+      $("token-input").value = "";
+      $("login-error").textContent = "";
+      this.gw.start(token);
+    });
+    const input = $("composer-input");
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        this.send();
+      }
+    });
+    $("composer").addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.send();
+    });
+    $("abort-button").addEventListener("click", () => this.abort());
+    $("session-search").addEventListener("input", () => this.refreshSessions());
+    $("refresh-sessions").addEventListener("click", () => this.loadSessions());
+    $("forget-token").addEventListener("click", () => {
+      localStorage.removeItem(TOKEN_KEY);
+      this.gw.stop();
+      this.showLogin("Token forgotten. Paste a token to connect again.");
+    });
+    for (const [button, pane] of [["toggle-sessions", "sessions"], ["toggle-panels", "panels"]]) {
+      $(button).addEventListener("click", () => {
+        const open = $(pane).classList.toggle("open");
+        $(button).setAttribute("aria-expanded", String(open));
+      });
+    }
+  }
+
+  showLogin(message) {
+    $("login").hidden = false;
+    $("login-error").textContent = message || "";
+    $("token-input").focus();
+  }
+
+  notice(text) {
+    $("notice").textContent = text;
+    $("notice").hidden = !text;
+  }
+
+  setConn(state, text) {
+    const pill = $("conn-state");
+    pill.dataset.state = state;
+    pill.textContent = text;
+  }
+
+  setComposer(enabled) {
+    $("composer-input").disabled = !enabled;
+    $("send-button").disabled = !enabled;
+    this.updateAbort();
+  }
+
+  updateAbort() {
+    $("abort-button").disabled = !(this.gw && this.gw.hello && this.activeRun);
+    $("run-state").textContent = this.activeRun ? "Replying…" : "";
+  }
+
+  onState(s) {
+    switch (s.state) {
+      case "connecting":
+        this.setConn("connecting", "Connecting…");
+        break;
+      case "reconnecting":
+        this.setConn("reconnecting", s.delayMs ? "Reconnecting in " + Math.round(s.delayMs / 100) / 10 + " s…" : "Reconnecting…");
+        this.setComposer(false);
+        break;
+      case "connected":
+        $("login").hidden = true;
+        this.notice("");
+        this.setConn("connected", "Connected");
+        this.onHello(s.hello);
+        break;
+      case "pairing":
+        this.setConn("pairing", "Waiting for approval");
+        this.notice("This browser must be approved before it can chat: on the gateway's machine run `switchboard devices list`, then `switchboard devices approve <id>`" +
+          (s.requestId ? " (request " + s.requestId + ")" : "") + ". The page retries by itself.");
+        break;
+      case "auth-failed":
+        this.setConn("failed", "Not connected");
+        this.setComposer(false);
+        localStorage.removeItem(TOKEN_KEY);
+        this.showLogin("The gateway refused the connection: " + (s.message || "unauthorized") + ". Check the token (`switchboard gateway token` prints it) and try again.");
+        break;
+      case "stopped":
+        this.setConn("idle", "Not connected");
+        this.setComposer(false);
+        break;
+    }
+  }
+
+  async onHello(hello) {
+    this.scopes = (hello.auth && hello.auth.scopes) || [];
+    const defaults = (hello.snapshot && hello.snapshot.sessionDefaults) || {};
+    this.mainKey = defaults.mainSessionKey || "main";
+    if (!this.sessionKey) this.sessionKey = this.mainKey;
+    this.activeRun = null;
+    this.setComposer(true);
+    this.panels.show(this.scopes, hello.features ? hello.features.methods : []);
+    await Promise.all([this.loadHistory(), this.loadSessions()]);
+  }
+
+  async loadHistory() {
+    $("session-title").textContent = this.sessionKey;
+    try {
+      const res = await this.gw.request("chat.history", { sessionKey: this.sessionKey, limit: 200 });
+      this.view.renderHistory(res.messages || []);
+    } catch (err) {
+      this.view.clear();
+      this.view.empty("Could not load the history: " + err.message);
+    }
+  }
+
+  async loadToolResults() {
+    try {
+      const res = await this.gw.request("chat.history", { sessionKey: this.sessionKey, limit: 100 });
+      this.view.fillToolResults(res.messages || []);
+    } catch (_) {
+      // The results stay hidden; a reload shows them.
+    }
+  }
+
+  async loadSessions() {
+    if (!this.gw.hello) return;
+    const list = $("session-list");
+    let res;
+    try {
+      res = await this.gw.request("sessions.list", { limit: 100, search: $("session-search").value.trim(), includeGlobal: true });
+    } catch (err) {
+      list.replaceChildren(Object.assign(document.createElement("li"), { className: "muted", textContent: err.message }));
+      return;
+    }
+    const rows = res.sessions || [];
+    if (!rows.some((r) => r.key === this.sessionKey) && !$("session-search").value.trim()) {
+      rows.unshift({ key: this.sessionKey });
+    }
+    list.replaceChildren(...rows.map((r) => {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "session";
+      b.dataset.key = r.key;
+      const name = document.createElement("span");
+      name.className = "session-name";
+      name.textContent = r.label || r.displayName || r.key;
+      const meta = document.createElement("span");
+      meta.className = "session-meta";
+      meta.textContent = [r.kind, r.updatedAt ? new Date(r.updatedAt).toLocaleString() : ""].filter(Boolean).join(" · ");
+      b.append(name, meta);
+      if (r.key === this.sessionKey) b.setAttribute("aria-current", "true");
+      b.addEventListener("click", () => this.switchSession(r.key));
+      li.append(b);
+      return li;
+    }));
+  }
+
+  switchSession(key) {
+    if (key === this.sessionKey) return;
+    this.sessionKey = key;
+    localStorage.setItem(SESSION_KEY, key);
+    this.activeRun = null;
+    this.updateAbort();
+    $("sessions").classList.remove("open");
+    for (const b of document.querySelectorAll(".session")) {
+      if (b.dataset.key === key) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+    }
+    this.loadHistory();
+  }
+
+  // sameSession compares a payload's session key with the current one;
+  // the gateway may answer with the canonical form ("agent:main:main" for
+  // "main").
+  sameSession(key) {
+    if (!key) return false;
+    if (key === this.sessionKey) return true;
+    const canon = (k) => (k.startsWith("agent:") ? k : "agent:main:" + k);
+    return canon(key) === canon(this.sessionKey);
+  }
+
+  async send() {
+    const input = $("composer-input");
+    const text = input.value;
+    if (!text.trim() || !this.gw.hello) return;
+    input.value = "";
+    const bubble = this.view.addUser(text);
+    if (/^\/(new|reset)\b/i.test(text.trim())) this.reloadOnFinal = true;
+    try {
+      await this.gw.request("chat.send", { sessionKey: this.sessionKey, message: text, idempotencyKey: newIdempotencyKey() });
+    } catch (err) {
+      bubble.dataset.state = "failed";
+      const e = document.createElement("div");
+      e.className = "inline-error";
+      e.setAttribute("role", "alert");
+      e.textContent = "Not sent: " + err.message;
+      bubble.append(e);
+      if (!input.value) input.value = text;
+    }
+  }
+
+  async abort() {
+    try {
+      await this.gw.request("chat.abort", { sessionKey: this.sessionKey });
+    } catch (err) {
+      $("run-state").textContent = "Could not stop: " + err.message;
+    }
+  }
+
+  onEvent(frame) {
+    const p = frame.payload || {};
+    switch (frame.event) {
+      case "agent":
+        if (!this.sameSession(p.sessionKey)) return;
+        if (p.stream === "lifecycle" && p.data && p.data.phase === "start") {
+          this.activeRun = p.runId;
+          this.updateAbort();
+        }
+        this.view.agentEvent(p);
+        break;
+      case "chat":
+        if (!this.sameSession(p.sessionKey)) {
+          if (p.state !== "delta") this.refreshSessions();
+          return;
+        }
+        this.view.chatEvent(p, this.activeRun);
+        if (p.state !== "delta") {
+          this.activeRun = null;
+          this.updateAbort();
+          this.refreshSessions();
+          if (this.reloadOnFinal) {
+            this.reloadOnFinal = false;
+            this.loadHistory();
+          } else if (this.view.missingResults().length) {
+            this.loadToolResults();
+          }
+        }
+        break;
+      case "sessions.changed":
+        this.refreshSessions();
+        break;
+      case "shutdown":
+        this.setConn("reconnecting", "Gateway restarting…");
+        break;
+      default:
+        this.panels.onEvent(frame.event, p);
+    }
+  }
+}
+
+new App().start();

@@ -1,0 +1,184 @@
+// The control panels: channel status, the last heartbeat, cron jobs (run
+// now) and device pairing requests (approve / reject) for clients that hold
+// the pairing scope.
+
+const $ = (id) => document.getElementById(id);
+
+function li(text, cls) {
+  const e = document.createElement("li");
+  if (cls) e.className = cls;
+  e.textContent = text;
+  return e;
+}
+
+function when(ms) {
+  return ms ? new Date(ms).toLocaleString() : "never";
+}
+
+function has(scopes, scope) {
+  return scopes.includes(scope) || scopes.includes("operator.admin");
+}
+
+/** Panels fills the status side panel from gateway requests and events. */
+export class Panels {
+  constructor(gw) {
+    this.gw = gw;
+    this.scopes = [];
+  }
+
+  /** Loads every panel after a (re)connect. */
+  show(scopes, methods) {
+    this.scopes = scopes || [];
+    this.methods = new Set(methods || []);
+    $("pairing-panel").hidden = !has(this.scopes, "operator.pairing");
+    this.loadChannels();
+    this.loadHeartbeat();
+    this.loadCron();
+    if (!$("pairing-panel").hidden) this.loadPairing();
+  }
+
+  onEvent(name, payload) {
+    switch (name) {
+      case "heartbeat":
+        this.renderHeartbeat(payload);
+        break;
+      case "device.pair.requested":
+      case "device.pair.resolved":
+        if (!$("pairing-panel").hidden) this.loadPairing();
+        break;
+      case "health":
+        this.loadChannels();
+        break;
+    }
+  }
+
+  async call(method, params, target) {
+    try {
+      return await this.gw.request(method, params || {});
+    } catch (err) {
+      const msg = err.code === "UNAVAILABLE" ? "Not available: " + err.message : err.message;
+      if (target.tagName === "UL") target.replaceChildren(li(msg, "muted"));
+      else target.textContent = msg;
+      return null;
+    }
+  }
+
+  async loadChannels() {
+    const list = $("channels");
+    const res = await this.call("channels.status", {}, list);
+    if (!res) return;
+    const rows = [];
+    for (const ch of res.channelOrder || []) {
+      for (const acc of (res.channelAccounts || {})[ch] || []) {
+        const row = document.createElement("li");
+        row.className = "channel";
+        row.dataset.channel = ch;
+        row.dataset.state = acc.state || "unknown";
+        const name = document.createElement("strong");
+        name.textContent = (res.channelLabels || {})[ch] || ch;
+        const state = document.createElement("span");
+        state.className = "badge";
+        state.textContent = acc.state || "unknown";
+        row.append(name, " ", state);
+        if (acc.accountId && acc.accountId !== "default") row.append(" ", acc.accountId);
+        if (acc.lastError) {
+          const err = document.createElement("div");
+          err.className = "error";
+          err.textContent = acc.lastError;
+          row.append(err);
+        }
+        rows.push(row);
+      }
+    }
+    list.replaceChildren(...(rows.length ? rows : [li("No chat platforms configured; this page is the only way in.", "muted")]));
+  }
+
+  async loadHeartbeat() {
+    const res = await this.call("last-heartbeat", {}, $("heartbeat"));
+    if (res !== null) this.renderHeartbeat(res);
+  }
+
+  renderHeartbeat(hb) {
+    const p = $("heartbeat");
+    if (!hb || !hb.ts) {
+      p.textContent = "No heartbeat has run yet.";
+      return;
+    }
+    const parts = [hb.status || "unknown", "at " + when(hb.ts)];
+    if (hb.reason) parts.push("(" + hb.reason + ")");
+    if (hb.to) parts.push("to " + hb.to);
+    if (hb.preview) parts.push("— " + hb.preview);
+    p.textContent = parts.join(" ");
+    p.dataset.status = hb.status || "";
+  }
+
+  async loadCron() {
+    const list = $("cron");
+    const res = await this.call("cron.list", { includeDisabled: true }, list);
+    if (!res) return;
+    const jobs = res.jobs || [];
+    if (!jobs.length) {
+      list.replaceChildren(li("No cron jobs.", "muted"));
+      return;
+    }
+    list.replaceChildren(...jobs.map((job) => {
+      const row = document.createElement("li");
+      row.className = "cron-job";
+      const name = document.createElement("strong");
+      name.textContent = job.name || job.id;
+      const st = job.state || {};
+      const info = document.createElement("div");
+      info.className = "muted";
+      info.textContent = (job.enabled === false ? "disabled · " : "") + "next " + when(st.nextRunAtMs) + " · last " + (st.lastStatus || "—");
+      const run = document.createElement("button");
+      run.type = "button";
+      run.textContent = "Run now";
+      run.setAttribute("aria-label", "Run " + (job.name || job.id) + " now");
+      run.addEventListener("click", async () => {
+        run.disabled = true;
+        const ok = await this.call("cron.run", { id: job.id, mode: "force" }, info);
+        run.disabled = false;
+        if (ok) info.textContent = "Started.";
+      });
+      row.append(name, " ", run, info);
+      return row;
+    }));
+  }
+
+  async loadPairing() {
+    const list = $("pairing");
+    const res = await this.call("device.pair.list", {}, list);
+    if (!res) return;
+    const pending = res.pending || [];
+    if (!pending.length) {
+      list.replaceChildren(li("No pending requests.", "muted"));
+      return;
+    }
+    list.replaceChildren(...pending.map((r) => {
+      const row = document.createElement("li");
+      row.className = "pairing-request";
+      const name = document.createElement("strong");
+      name.textContent = r.displayName || r.clientId || r.deviceId;
+      const info = document.createElement("div");
+      info.className = "muted";
+      info.textContent = [r.platform, r.remoteIp, (r.scopes || []).join(", ")].filter(Boolean).join(" · ");
+      const approve = document.createElement("button");
+      approve.type = "button";
+      approve.textContent = "Approve";
+      approve.setAttribute("aria-label", "Approve " + name.textContent);
+      const reject = document.createElement("button");
+      reject.type = "button";
+      reject.className = "danger";
+      reject.textContent = "Reject";
+      reject.setAttribute("aria-label", "Reject " + name.textContent);
+      approve.addEventListener("click", async () => {
+        if (await this.call("device.pair.approve", { requestId: r.requestId }, info)) this.loadPairing();
+      });
+      reject.addEventListener("click", async () => {
+        if (await this.call("device.pair.reject", { requestId: r.requestId }, info)) this.loadPairing();
+      });
+      row.append(name, " ", approve, " ", reject, info);
+      return row;
+    }));
+  }
+}
