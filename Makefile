@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit bench fuzz generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz generate clean
 
 all: build
 
@@ -43,6 +43,11 @@ staticcheck: $(STATICCHECK)
 unit:
 	@command -v $$($(GO) env CC) >/dev/null 2>&1 || { echo "make test: the race detector needs a C compiler ($$($(GO) env CC)); install gcc or clang"; exit 1; }
 	$(GO) test -race -shuffle=on ./...
+
+## e2e: the end-to-end browser tests alone, installing Debian's chromium if missing.
+e2e:
+	scripts/install-chromium
+	E2E_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -v ./e2e
 
 ## bench: every benchmark, with allocations.
 bench:

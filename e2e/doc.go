@@ -6,6 +6,6 @@
 //
 // The browser tests need Chromium (Debian package chromium; `make e2e`
 // installs it when missing). Without it they are skipped, except under
-// CI=true, where a missing browser fails the run. Each scenario saves a
+// CI=true or E2E_REQUIRE_BROWSER=1, where a missing browser fails the run. Each scenario saves a
 // screenshot under e2e/artifacts (E2E_ARTIFACTS overrides the directory).
 package e2e

@@ -67,7 +67,7 @@ class Block {
       this.head = el("div", "tool-head");
       this.nameEl = el("span", "tool-name");
       this.stateEl = el("span", "tool-state", TOOL_STATE_LABEL.pending);
-      this.head.append(el("span", "tool-icon", "🔧"), this.nameEl, this.stateEl);
+      this.head.append(el("span", "tool-icon", "Tool"), this.nameEl, this.stateEl);
       this.argsEl = el("pre", "tool-args");
       this.resultEl = el("pre", "tool-result");
       this.resultEl.hidden = true;

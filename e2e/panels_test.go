@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/switchboardhq/switchboard/core/llm/llmtest"
+	"github.com/switchboardhq/switchboard/gateway/client"
+)
+
+// TestWebChatControlPanels: the status panels load, and a remote device's
+// pairing request appears in the page and is approved from it.
+func TestWebChatControlPanels(t *testing.T) {
+	needBrowser(t)
+	d := newDaemon(t, nil)
+	d.start()
+	tb := openTab(t, d.url())
+	token := d.token()
+	tb.login(token)
+
+	tb.waitFor("the channels panel", `document.getElementById("channels").textContent.includes("No chat platforms configured")`)
+	tb.waitFor("the heartbeat panel", `!document.getElementById("heartbeat").textContent.includes("Not loaded")`)
+	tb.waitFor("the cron panel", `!document.getElementById("cron").textContent.includes("Not loaded")`)
+	tb.waitFor("the pairing panel", `!document.getElementById("pairing-panel").hidden && document.getElementById("pairing").textContent.includes("No pending requests")`)
+
+	// A device connecting from another machine (as a proxy reports it)
+	// must be paired.
+	_, dev, _ := ed25519.GenerateKey(rand.Reader)
+	opts := client.Options{
+		URL: "ws://127.0.0.1:" + strconv.Itoa(d.port) + "/", Token: token, Device: dev,
+		Scopes: []string{"operator.read", "operator.write"},
+		Header: http.Header{"X-Forwarded-For": {"203.0.113.7"}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	_, err := client.Dial(ctx, opts)
+	var ce *client.ConnectError
+	if !errors.As(err, &ce) || !strings.Contains(strings.ToLower(err.Error()), "pairing") {
+		t.Fatalf("remote device connect: %v, want a pairing-required refusal", err)
+	}
+
+	tb.waitFor("the pairing request in the page", `!!document.querySelector("#pairing .pairing-request")`)
+	if row := tb.text("#pairing .pairing-request"); !strings.Contains(row, "operator.read, operator.write") {
+		t.Errorf("pairing request row = %q, want the scopes the device asked for", row)
+	}
+	tb.do("approve", chromedp.Click(chromedp.CSS(`#pairing .pairing-request button:not(.danger)`)))
+	tb.waitFor("the request to go", `document.getElementById("pairing").textContent.includes("No pending requests")`)
+
+	c, err := client.Dial(ctx, opts)
+	if err != nil {
+		t.Fatalf("connect after approval from the page: %v", err)
+	}
+	_ = c.Close()
+}
+
+// TestWebChatKeyboardAndPhoneWidth: Shift+Enter makes a new line and
+// Enter sends; at a phone's width the page does not scroll sideways and
+// the panels open from their buttons.
+func TestWebChatKeyboardAndPhoneWidth(t *testing.T) {
+	_, _, tb := connected(t, llmtest.Text("Got both lines."))
+	tb.do("phone width", chromedp.EmulateViewport(390, 844))
+	tb.do("type two lines",
+		chromedp.Focus(chromedp.CSS("#composer-input")),
+		chromedp.SendKeys(chromedp.CSS("#composer-input"), "line one"),
+		chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(kb.ModifierShift)),
+		chromedp.SendKeys(chromedp.CSS("#composer-input"), "line two"))
+	if v := eval[string](tb, `document.getElementById("composer-input").value`); v != "line one\nline two" {
+		t.Fatalf("after Shift+Enter the box holds %q, want two lines", v)
+	}
+	tb.do("press Enter", chromedp.KeyEvent(kb.Enter))
+	tb.waitAssistant("Got both lines.")
+	if n := eval[int](tb, `document.querySelectorAll("#messages .bubble-user br").length`); n != 1 {
+		t.Errorf("the sent message shows %d line breaks, want 1", n)
+	}
+	if wide := eval[bool](tb, `document.documentElement.scrollWidth > window.innerWidth`); wide {
+		t.Error("the page scrolls sideways at 390 px")
+	}
+	if shown := eval[bool](tb, `getComputedStyle(document.getElementById("panels")).display !== "none"`); shown {
+		t.Error("the panels cover the chat at phone width before being opened")
+	}
+	tb.do("open the panels", chromedp.Click(chromedp.CSS("#toggle-panels")))
+	tb.waitFor("the panels to open", `getComputedStyle(document.getElementById("panels")).display !== "none" && document.getElementById("toggle-panels").getAttribute("aria-expanded") === "true"`)
+}
+
+// TestWebChatNewSession: /new starts a fresh transcript; the page shows
+// the new conversation only.
+func TestWebChatNewSession(t *testing.T) {
+	_, model, tb := connected(t, llmtest.Text("First reply."))
+	tb.send("an old message")
+	tb.waitAssistant("First reply.")
+	tb.waitIdle()
+
+	model.Push(llmtest.Text("Fresh start. What shall we do?"))
+	tb.send("/new")
+	tb.waitAssistant("Fresh start.")
+	tb.waitIdle()
+	tb.waitFor("the old conversation to go", `!document.getElementById("messages").textContent.includes("an old message")`)
+	if got := tb.text("#messages"); strings.Contains(got, "First reply.") {
+		t.Errorf("the old reply is still shown after /new: %q", got)
+	}
+}
