@@ -88,6 +88,8 @@ func TestWebChatKeyboardAndPhoneWidth(t *testing.T) {
 	}
 	tb.do("open the panels", chromedp.Click(chromedp.CSS("#toggle-panels")))
 	tb.waitFor("the panels to open", `getComputedStyle(document.getElementById("panels")).display !== "none" && document.getElementById("toggle-panels").getAttribute("aria-expanded") === "true"`)
+	tb.do("press Escape", chromedp.KeyEvent(kb.Escape))
+	tb.waitFor("Escape to close the panels", `getComputedStyle(document.getElementById("panels")).display === "none" && document.activeElement.id === "toggle-panels"`)
 }
 
 // TestWebChatNewSession: /new starts a fresh transcript; the page shows

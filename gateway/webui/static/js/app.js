@@ -81,6 +81,16 @@ class App {
       this.gw.stop();
       this.showLogin("Token forgotten. Paste a token to connect again.");
     });
+    document.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      for (const [button, pane] of [["toggle-sessions", "sessions"], ["toggle-panels", "panels"]]) {
+        if ($(pane).classList.contains("open")) {
+          $(pane).classList.remove("open");
+          $(button).setAttribute("aria-expanded", "false");
+          $(button).focus();
+        }
+      }
+    });
     for (const [button, pane] of [["toggle-sessions", "sessions"], ["toggle-panels", "panels"]]) {
       $(button).addEventListener("click", () => {
         const open = $(pane).classList.toggle("open");
