@@ -262,3 +262,25 @@ func TestWebChatWrongToken(t *testing.T) {
 	// The right token still works afterwards.
 	tb.login(d.token())
 }
+
+// TestWebChatFailedTool: a tool call that fails shows the failed state and
+// the error the model got.
+func TestWebChatFailedTool(t *testing.T) {
+	_, model, tb := connected(t,
+		llmtest.ToolCalls(llmtest.Call("no_such_tool", `{"x":1}`)),
+		llmtest.Text("That tool does not exist."))
+	tb.send("use a tool that is not there")
+	tb.waitAssistant("That tool does not exist.")
+	tb.waitIdle()
+	tb.waitFor("the failed tool's result", `document.querySelector("#messages .block-toolCall .tool-result").textContent.length > 0`)
+	if state := eval[string](tb, `document.querySelector("#messages .block-toolCall").dataset.state`); state != "failed" {
+		t.Errorf("tool block state = %q, want failed", state)
+	}
+	const why = "unknown tool no_such_tool"
+	if res := tb.text("#messages .block-toolCall .tool-result"); !strings.Contains(res, why) {
+		t.Errorf("failed tool result shown = %q, want the error %q", res, why)
+	}
+	if reqs := model.Requests(); len(reqs) < 2 || !strings.Contains(string(reqs[1].Body), why) {
+		t.Error("the model did not get the same error back")
+	}
+}
