@@ -3,9 +3,9 @@
 // of their own. Today that is the sessions index, the inbound journal with
 // the outcomes of runs, per-session queue settings, and the gateway's device
 // identity state (paired devices, pairing requests, device tokens) with its
-// generated shared token; later issues add platform dedupe keys and channel
-// offsets, the outbound delivery ledger, DM pairing codes and cron state on
-// the same mechanism.
+// generated shared token, and chat platforms' DM pairing codes and approved
+// senders; later issues add channel offsets, the outbound delivery ledger
+// and cron state on the same mechanism.
 //
 // # Where it lives
 //

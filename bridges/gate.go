@@ -1,0 +1,148 @@
+package bridges
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// Dispatcher takes accepted messages; the daemon adapts queue.Dispatcher.
+type Dispatcher interface {
+	// Submit journals in durably (or recognises dedupeKey as already
+	// taken, reporting duplicate) and returns; an error means nothing was
+	// accepted.
+	Submit(ctx context.Context, in *core.Inbound, dedupeKey string) (duplicate bool, err error)
+}
+
+// PairingStore keeps DM pairing codes and approved senders; *store.SQLite
+// implements it.
+type PairingStore interface {
+	CreateChannelPairingCode(ctx context.Context, c store.ChannelPairingCode, expiredBefore int64, max int, newCode func() string) (store.ChannelPairingCode, bool, error)
+	ChannelSenderAllowed(ctx context.Context, channel, accountID, senderID string) (bool, error)
+}
+
+// Gate is the Sink a bridge runs with in the daemon: it applies the
+// channel's Access policy to every message, answers unknown senders with a
+// pairing code, keeps skipped group messages as history for the next turn,
+// and hands accepted messages to the dispatcher.
+type Gate struct {
+	// Channel and AccountID name the bridge.
+	Channel, AccountID string
+	// Access is the policy.
+	Access Access
+	// Pairing stores codes and approvals.
+	Pairing PairingStore
+	// Dispatch takes accepted messages.
+	Dispatch Dispatcher
+	// Reply sends the pairing message back to the sender (the bridge's
+	// Deliver).
+	Reply func(ctx context.Context, out Outbound) error
+	// History is the group history buffer; nil disables it.
+	History *GroupHistory
+	// Tracker, when set, records inbound activity and connection states.
+	Tracker *Tracker
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// NewCode makes pairing codes; nil means NewPairingCode.
+	NewCode func() string
+	// Log receives policy decisions at debug level and failures at warn.
+	Log *slog.Logger
+}
+
+// State implements Sink.
+func (g *Gate) State(s State, err error) {
+	if g.Tracker != nil {
+		g.Tracker.Set(s, err)
+	}
+	if g.Log != nil {
+		if err != nil {
+			g.Log.Warn("bridge state", "channel", g.Channel, "state", string(s), "err", err)
+		} else {
+			g.Log.Info("bridge state", "channel", g.Channel, "state", string(s))
+		}
+	}
+}
+
+// Submit implements Sink.
+func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
+	in := msg.Message
+	if g.Tracker != nil {
+		g.Tracker.Inbound()
+	}
+	direct := in.ChatType == core.ChatDirect || in.ChatType == ""
+	approved := false
+	if direct && g.Pairing != nil && g.Access.dmPolicyOrDefault() != DMOpen && g.Access.dmPolicyOrDefault() != DMDisabled && !listed(g.Access.AllowFrom, in.Sender) {
+		ok, err := g.Pairing.ChannelSenderAllowed(ctx, g.Channel, g.AccountID, in.Sender.ID)
+		if err != nil {
+			return err
+		}
+		approved = ok
+	}
+	d := g.Access.Decide(msg, approved)
+	g.debug("gate", "verdict", d.Reason, "session", string(in.SessionKey), "message", in.MessageID)
+	switch d.Verdict {
+	case Ignore:
+		return nil
+	case Pair:
+		return g.pair(ctx, in)
+	case Skip:
+		if g.History != nil {
+			g.History.Add(msg.HistoryKey, core.HistoryEntry{
+				Sender: in.Sender.Label(), Body: in.Body, TimestampMs: in.Timestamp, MessageID: in.MessageID,
+			}, g.Access.HistoryLimitOrDefault())
+		}
+		return nil
+	}
+	if !direct && g.History != nil && msg.HistoryKey != "" {
+		in.History, in.HistoryTruncated = g.History.Peek(msg.HistoryKey, HistoryShown)
+	}
+	if _, err := g.Dispatch.Submit(ctx, in, msg.DedupeKey); err != nil {
+		return err
+	}
+	if !direct && g.History != nil && msg.HistoryKey != "" {
+		g.History.Clear(msg.HistoryKey)
+	}
+	return nil
+}
+
+// pair gives an unknown sender a pairing code, sent only when it is new.
+func (g *Gate) pair(ctx context.Context, in *core.Inbound) error {
+	if g.Pairing == nil {
+		return nil
+	}
+	now := time.Now
+	if g.Now != nil {
+		now = g.Now
+	}
+	newCode := g.NewCode
+	if newCode == nil {
+		newCode = NewPairingCode
+	}
+	at := now()
+	c, created, err := g.Pairing.CreateChannelPairingCode(ctx, store.ChannelPairingCode{
+		Channel: g.Channel, AccountID: g.AccountID, SenderID: in.Sender.ID, SenderName: in.Sender.Label(), CreatedAt: at.UnixMilli(),
+	}, at.Add(-PairingTTL).UnixMilli(), MaxPendingPairingCodes, newCode)
+	if err != nil {
+		return err
+	}
+	if !created || g.Reply == nil {
+		g.debug("pairing code not sent", "sender", in.Sender.ID, "pending", c.Code != "")
+		return nil
+	}
+	if err := g.Reply(ctx, Outbound{Route: in.Route, Text: PairingMessage(g.Channel, in.Sender.ID, c.Code)}); err != nil {
+		// The code stands; the owner can still approve it from the list.
+		if g.Log != nil {
+			g.Log.Warn("pairing code could not be sent", "channel", g.Channel, "sender", in.Sender.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (g *Gate) debug(msg string, args ...any) {
+	if g.Log != nil {
+		g.Log.Debug(msg, append([]any{"channel", g.Channel}, args...)...)
+	}
+}
