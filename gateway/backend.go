@@ -44,6 +44,7 @@ type Backend struct {
 // Store is the part of the state store the gateway uses.
 type Store interface {
 	store.Devices
+	store.ChannelAccess
 	// ListSessions returns up to limit sessions, most recently updated
 	// first.
 	ListSessions(ctx context.Context, limit int) ([]core.SessionEntry, error)

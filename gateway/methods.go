@@ -53,6 +53,10 @@ func (s *Server) registry() map[string]method {
 		"device.pair.reject":  {s.mDevicePairReject, true},
 		"device.token.rotate": {s.mDeviceTokenRotate, true},
 		"device.token.revoke": {s.mDeviceTokenRevoke, true},
+
+		"pairing.list":    {s.mPairingList, true},
+		"pairing.approve": {s.mPairingDecide(true), true},
+		"pairing.reject":  {s.mPairingDecide(false), true},
 	}
 	for _, name := range []string{"cron.list", "cron.status", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "last-heartbeat", "set-heartbeats"} {
 		m[name] = method{fn: noScheduler}

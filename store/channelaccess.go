@@ -217,3 +217,17 @@ func (s *SQLite) RemoveChannelSender(ctx context.Context, channel, accountID, se
 	}
 	return nil
 }
+
+// ChannelAccess is the DM pairing part of the store, for the gateway's
+// pairing.* methods and the bridges' gate.
+type ChannelAccess interface {
+	CreateChannelPairingCode(ctx context.Context, c ChannelPairingCode, expiredBefore int64, max int, newCode func() string) (ChannelPairingCode, bool, error)
+	ListChannelPairingCodes(ctx context.Context, channel string, notBefore int64) ([]ChannelPairingCode, error)
+	ApproveChannelPairingCode(ctx context.Context, channel, code string, notBefore, at int64) (ChannelSender, error)
+	RejectChannelPairingCode(ctx context.Context, channel, code string) error
+	ChannelSenderAllowed(ctx context.Context, channel, accountID, senderID string) (bool, error)
+	ListChannelSenders(ctx context.Context, channel string) ([]ChannelSender, error)
+	RemoveChannelSender(ctx context.Context, channel, accountID, senderID string) error
+}
+
+var _ ChannelAccess = (*SQLite)(nil)

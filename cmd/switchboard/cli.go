@@ -50,6 +50,9 @@ func commands() []*command {
 		devicesListCommand(),
 		devicesDecideCommand(true),
 		devicesDecideCommand(false),
+		pairingListCommand(),
+		pairingDecideCommand(true),
+		pairingDecideCommand(false),
 		versionCommand(),
 	}
 }

@@ -120,6 +120,20 @@ func (c *cli) devices(ctx context.Context, g *globalFlags, fn func(context.Conte
 // connectDevices dials the local gateway; if nothing listens there, it
 // opens the store itself.
 func connectDevices(ctx context.Context, cfg *config.Config, stateDir string) (deviceOps, func(), error) {
+	cl, st, err := reachDaemon(ctx, cfg, stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cl != nil {
+		return gatewayDevices{cl}, func() { cl.Close() }, nil
+	}
+	return storeDevices{st}, func() { st.Close() }, nil
+}
+
+// reachDaemon connects to the running daemon's gateway as an admin on this
+// machine; when nothing listens there (no daemon), it opens the state store
+// instead. Exactly one of the results is set on success.
+func reachDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*client.Client, *store.SQLite, error) {
 	gw := cfg.Gateway
 	host := gw.Host()
 	if host == "0.0.0.0" {
@@ -145,7 +159,7 @@ func connectDevices(ctx context.Context, cfg *config.Config, stateDir string) (d
 	}
 	cl, err := client.Dial(ctx, o)
 	if err == nil {
-		return gatewayDevices{cl}, func() { cl.Close() }, nil
+		return cl, nil, nil
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		return nil, nil, fmt.Errorf("cannot reach the gateway at %s: %w", o.URL, err)
@@ -154,7 +168,7 @@ func connectDevices(ctx context.Context, cfg *config.Config, stateDir string) (d
 	if err != nil {
 		return nil, nil, err
 	}
-	return storeDevices{st}, func() { st.Close() }, nil
+	return nil, st, nil
 }
 
 // gatewayDevices acts through a running daemon.

@@ -127,6 +127,10 @@ var methodPolicy = map[string]Requirement{
 	"device.token.rotate": RequirePairing,
 	"device.token.revoke": RequirePairing,
 	"node.rename":         RequirePairing,
+	// Switchboard: chat platforms' DM pairing codes.
+	"pairing.list":    RequirePairing,
+	"pairing.approve": RequirePairing,
+	"pairing.reject":  RequirePairing,
 
 	// Read.
 	"health":                        RequireRead,
