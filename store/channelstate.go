@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ChannelOffset returns a bridge's stored stream position ("" when none).
+func (s *SQLite) ChannelOffset(ctx context.Context, channel, accountID string) (string, error) {
+	var v string
+	err := s.reader.QueryRowContext(ctx, `SELECT value FROM channel_offsets WHERE channel = ? AND account_id = ?`, channel, accountID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: read %s offset: %w", channel, err)
+	}
+	return v, nil
+}
+
+// SetChannelOffset stores a bridge's stream position.
+func (s *SQLite) SetChannelOffset(ctx context.Context, channel, accountID, value string) error {
+	_, err := s.writer.ExecContext(ctx, `INSERT INTO channel_offsets (channel, account_id, value, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (channel, account_id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		channel, accountID, value, s.nowMilli())
+	if err != nil {
+		return fmt.Errorf("store: write %s offset: %w", channel, err)
+	}
+	return nil
+}
+
+// Sent returns the platform message id recorded for an outbound key
+// (bridges.Ledger).
+func (s *SQLite) Sent(ctx context.Context, key string) (string, bool, error) {
+	var id string
+	err := s.reader.QueryRowContext(ctx, `SELECT message_id FROM outbound_ledger WHERE key = ?`, key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: read outbound ledger: %w", err)
+	}
+	return id, true, nil
+}
+
+// Record stores the platform message id sent for an outbound key
+// (bridges.Ledger). Recording a key again keeps the first id.
+func (s *SQLite) Record(ctx context.Context, key, messageID string) error {
+	_, err := s.writer.ExecContext(ctx, `INSERT INTO outbound_ledger (key, message_id, created_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, messageID, s.nowMilli())
+	if err != nil {
+		return fmt.Errorf("store: write outbound ledger: %w", err)
+	}
+	return nil
+}
+
+// PruneLedger removes ledger rows older than before (Unix ms) and returns
+// how many went.
+func (s *SQLite) PruneLedger(ctx context.Context, before int64) (int64, error) {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM outbound_ledger WHERE created_at < ?`, before)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune outbound ledger: %w", err)
+	}
+	return res.RowsAffected()
+}
