@@ -1,0 +1,144 @@
+package bridges
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/queue"
+)
+
+// ReplyToMode decides which chunks of a reply are sent as native replies
+// to the message being answered (openclaw-facts §5.5).
+type ReplyToMode string
+
+// The reply-to modes.
+const (
+	// ReplyOff: never reply natively.
+	ReplyOff ReplyToMode = "off"
+	// ReplyFirst: the first message of the answer replies (the default).
+	ReplyFirst ReplyToMode = "first"
+	// ReplyAll: every message of the answer replies.
+	ReplyAll ReplyToMode = "all"
+	// ReplyBatched: reply only when the turn answered several queued
+	// messages, to make clear which one.
+	ReplyBatched ReplyToMode = "batched"
+)
+
+var replyToModes = []ReplyToMode{ReplyOff, ReplyFirst, ReplyAll, ReplyBatched}
+
+// EnumValues lists the accepted values, for the JSON Schema.
+func (ReplyToMode) EnumValues() []string { return enumStrings(replyToModes) }
+
+// UnmarshalText accepts a mode in any case; empty means ReplyFirst.
+func (m *ReplyToMode) UnmarshalText(b []byte) error {
+	return unmarshalEnum(m, replyToModes, "replyToMode", b)
+}
+
+// Router delivers the dispatcher's replies and notices to the bridge that
+// owns their route's channel and account (queue.Deliverer). Deliveries for
+// channels without a bridge (web chat) go to Fallback. Safe for concurrent
+// use.
+type Router struct {
+	// Ledger makes reply delivery idempotent across crashes; nil sends
+	// without recording.
+	Ledger Ledger
+	// Fallback takes deliveries no bridge owns; nil makes them an error.
+	Fallback queue.Deliverer
+
+	mu      sync.RWMutex
+	bridges map[string]routed
+}
+
+type routed struct {
+	bridge Bridge
+	mode   ReplyToMode
+	prefix string
+}
+
+// Add registers a bridge with its reply-to mode and response prefix
+// (prepended to each reply's text; "" for none).
+func (r *Router) Add(b Bridge, mode ReplyToMode, responsePrefix string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bridges == nil {
+		r.bridges = map[string]routed{}
+	}
+	r.bridges[routeKey(b.Name(), b.AccountID())] = routed{bridge: b, mode: mode, prefix: responsePrefix}
+}
+
+// Bridge returns the bridge for a channel and account, if any.
+func (r *Router) Bridge(channel, accountID string) (Bridge, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt, ok := r.bridges[routeKey(channel, accountID)]
+	return rt.bridge, ok
+}
+
+func routeKey(channel, accountID string) string {
+	return strings.ToLower(channel) + "/" + core.NormalizeAccountID(accountID)
+}
+
+// Deliver implements queue.Deliverer: each reply payload becomes one
+// Outbound to the bridge, in order. Reply threading follows the bridge's
+// mode; a reply tag ([[reply_to:<id>]]) wins. The ledger key of a reply is
+// "<runId>:<reply index>", so a delivery repeated after a crash resends
+// only the chunks that were not sent.
+func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
+	r.mu.RLock()
+	rt, ok := r.bridges[routeKey(d.Route.Channel, d.Route.AccountID)]
+	r.mu.RUnlock()
+	if !ok {
+		if r.Fallback != nil {
+			return r.Fallback.Deliver(ctx, d)
+		}
+		return fmt.Errorf("bridges: no bridge for channel %q (account %q)", d.Route.Channel, d.Route.AccountID)
+	}
+	for i, p := range d.Replies {
+		text := p.Text
+		if rt.prefix != "" && strings.TrimSpace(text) != "" {
+			text = rt.prefix + " " + text
+		}
+		media := p.MediaURLs
+		if p.MediaURL != "" {
+			media = append([]string{p.MediaURL}, media...)
+		}
+		out := Outbound{Route: d.Route, SessionKey: d.SessionKey, Text: text, MediaURLs: media}
+		switch {
+		case p.ReplyToID != "":
+			out.ReplyToMessageID = p.ReplyToID
+		case rt.mode == ReplyAll, rt.mode == ReplyFirst || rt.mode == "":
+			if rt.mode == ReplyAll || i == 0 {
+				out.ReplyToMessageID = d.ReplyToMessageID
+			}
+		case rt.mode == ReplyBatched:
+			if d.Batched && i == 0 {
+				out.ReplyToMessageID = d.ReplyToMessageID
+			}
+		}
+		if r.Ledger != nil && d.RunID != "" {
+			out.Ledger, out.LedgerKey = r.Ledger, d.RunID+":"+strconv.Itoa(i)
+		}
+		if _, err := rt.bridge.Deliver(ctx, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// QueueDispatcher adapts a queue.Dispatcher to the gate's Dispatcher.
+type QueueDispatcher struct {
+	D *queue.Dispatcher
+}
+
+// Submit implements Dispatcher.
+func (q QueueDispatcher) Submit(ctx context.Context, in *core.Inbound, dedupeKey string) (bool, error) {
+	rc, err := q.D.SubmitWith(ctx, *in, queue.SubmitOptions{DedupeKey: dedupeKey})
+	if err != nil {
+		return false, err
+	}
+	return rc.Disposition == queue.Duplicate, nil
+}

@@ -1,0 +1,306 @@
+package telegram_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/telegram"
+	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/llm"
+	"github.com/switchboardhq/switchboard/core/llm/llmtest"
+	"github.com/switchboardhq/switchboard/core/tools"
+	"github.com/switchboardhq/switchboard/core/transcript"
+	"github.com/switchboardhq/switchboard/queue"
+	"github.com/switchboardhq/switchboard/store"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitFor = 15 * time.Second
+
+var (
+	ada = telegramtest.User{ID: 42, FirstName: "Ada", Username: "ada"}
+	bob = telegramtest.User{ID: 7, FirstName: "Bob"}
+)
+
+// syncBuffer collects log output from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// rig is the daemon's Telegram path with real parts: the fake Bot API, the
+// bridge, the gate, the state store, the dispatcher, the agent runner with a
+// scripted model, and the router delivering replies back.
+type rig struct {
+	t        *testing.T
+	dir      string
+	tg       *telegramtest.Server
+	st       *store.SQLite
+	provider *llmtest.ScriptedProvider
+	runner   *agent.Runner
+	disp     *queue.Dispatcher
+	bridge   *telegram.Bridge
+	gate     *bridges.Gate
+	logs     *syncBuffer
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type rigOptions struct {
+	access  bridges.Access
+	offsets bool // persist the poll offset in the store
+}
+
+func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *rig {
+	t.Helper()
+	r := &rig{t: t, dir: dir, tg: tg, logs: &syncBuffer{}}
+	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var err error
+	if r.st, err = store.Open(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	r.provider = llmtest.NewScriptedProvider()
+	models, err := llm.NewRouter(llm.ModelsConfig{}, llm.RouterOptions{Providers: map[string]llm.Provider{"scripted": r.provider}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.runner, err = agent.New(agent.Config{Model: core.ModelSelection{Primary: "scripted/m"}, StateDir: dir}, agent.Deps{
+		Models: models, Sessions: r.st, Tools: &tools.Executor{Registry: tools.NewRegistry()},
+		Transcript: transcript.Options{NoSync: true}, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := telegram.Options{
+		Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), PollTimeout: time.Second,
+		Session: core.SessionConfig{DMScope: core.DMScopePerChannelPeer},
+		Backoff: bridges.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, Log: log,
+	}
+	if o.offsets {
+		opts.Offsets = r.st
+	}
+	if r.bridge, err = telegram.New(opts); err != nil {
+		t.Fatal(err)
+	}
+	router := &bridges.Router{Ledger: r.st}
+	router.Add(r.bridge, bridges.ReplyFirst, "")
+	qc := queue.DefaultConfig()
+	zero := 0
+	qc.DebounceMs = &zero
+	if r.disp, err = queue.New(queue.Options{Config: qc, Logger: log}, queue.Deps{Runner: r.runner, Journal: r.st, Deliverer: router}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.disp.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.gate = &bridges.Gate{
+		Channel: telegram.Channel, AccountID: "default", Access: o.access, Pairing: r.st,
+		Dispatch: bridges.QueueDispatcher{D: r.disp}, History: &bridges.GroupHistory{}, Log: log,
+		Reply: func(ctx context.Context, out bridges.Outbound) error {
+			_, err := r.bridge.Deliver(ctx, out)
+			return err
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan error, 1)
+	go func() { r.done <- r.bridge.Start(ctx, r.gate) }()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop shuts the rig down in the daemon's order; safe to call twice.
+func (r *rig) stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("bridge Start returned %v", err)
+		}
+	case <-time.After(waitFor):
+		r.t.Error("the bridge did not stop")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := r.disp.Stop(ctx); err != nil {
+		r.t.Errorf("dispatcher Stop: %v", err)
+	}
+	r.runner.Close()
+	r.st.Close()
+	if strings.Contains(r.logs.String(), r.tg.Token) {
+		r.t.Errorf("the bot token appears in the logs")
+	}
+	if r.t.Failed() {
+		r.t.Logf("logs:\n%s", r.logs.String())
+	}
+}
+
+func (r *rig) waitSent(n int) []telegramtest.SentMessage {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	sent, err := r.tg.WaitSent(ctx, n)
+	if err != nil {
+		r.t.Fatalf("waiting for %d sent messages (have %d: %+v): %v", n, len(r.tg.Sent()), r.tg.Sent(), err)
+	}
+	return sent
+}
+
+// waitPolled waits until the bridge has taken every pushed update and is
+// long-polling again.
+func (r *rig) waitPolled() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := r.tg.WaitFor(ctx, func() bool { return r.tg.PendingUpdates() == 0 && r.tg.LongPolls() > 0 }); err != nil {
+		r.t.Fatalf("the bridge did not take the updates: %v", err)
+	}
+}
+
+func TestDMPairingThenAnswer(t *testing.T) {
+	tg := telegramtest.New(t)
+	r := newRig(t, tg, t.TempDir(), rigOptions{})
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "hello bot"))
+	sent := r.waitSent(1)
+	if !strings.Contains(sent[0].PlainText, "switchboard pairing approve telegram ") || sent[0].ChatID != ada.ID {
+		t.Fatalf("first reply = %+v, want the pairing instructions to Ada", sent[0])
+	}
+	if n := len(r.provider.Requests()); n != 0 {
+		t.Fatalf("the model was called %d times for an unknown sender", n)
+	}
+	codes, err := r.st.ListChannelPairingCodes(t.Context(), "telegram", 0)
+	if err != nil || len(codes) != 1 || codes[0].SenderID != "42" || !strings.Contains(sent[0].PlainText, codes[0].Code) {
+		t.Fatalf("pending codes = %+v, %v", codes, err)
+	}
+	if _, err := r.st.ApproveChannelPairingCode(t.Context(), "telegram", codes[0].Code, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+
+	r.provider.Push(llmtest.Text("Hello Ada, how can I help?"))
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "hello again"))
+	sent = r.waitSent(2)
+	if sent[1].PlainText != "Hello Ada, how can I help?" || sent[1].ChatID != ada.ID {
+		t.Fatalf("answer = %+v", sent[1])
+	}
+	if len(r.provider.Requests()) != 1 {
+		t.Errorf("model calls = %d, want 1", len(r.provider.Requests()))
+	}
+	if st := r.bridge.Status(); st.State != bridges.StateConnected {
+		t.Errorf("status = %+v, want connected", st)
+	}
+	if cmds := tg.Commands(); len(cmds) == 0 {
+		t.Error("the bridge registered no commands")
+	}
+}
+
+func TestGroupMentionGatingFeedsHistory(t *testing.T) {
+	tg := telegramtest.New(t)
+	r := newRig(t, tg, t.TempDir(), rigOptions{access: bridges.Access{Groups: map[string]bridges.GroupRule{"*": {}}}})
+	const group = -100123
+	tg.PushUpdate(tg.TextMessage(group, telegramtest.ChatSupergroup, bob, "the deploy is at 5pm", telegramtest.WithChatTitle("Team")))
+	r.waitPolled()
+	if len(tg.Sent()) != 0 || len(r.provider.Requests()) != 0 {
+		t.Fatalf("a group message without a mention was answered: %+v", tg.Sent())
+	}
+
+	r.provider.Push(llmtest.Text("It is at 5pm."))
+	text := "@switchboard_bot when is the deploy?"
+	tg.PushUpdate(tg.TextMessage(group, telegramtest.ChatSupergroup, ada, text,
+		telegramtest.WithEntities(telegramtest.MessageEntity{Type: "mention", Offset: 0, Length: 16})))
+	sent := r.waitSent(1)
+	if sent[0].PlainText != "It is at 5pm." || sent[0].ChatID != group || sent[0].ReplyToMessageID == 0 {
+		t.Fatalf("answer = %+v, want a threaded reply in the group", sent[0])
+	}
+	reqs := r.provider.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("model calls = %d", len(reqs))
+	}
+	prompt := ""
+	for _, m := range reqs[0].Messages {
+		if um, ok := m.(*core.UserMessage); ok {
+			prompt = um.Text()
+		}
+	}
+	if !strings.Contains(prompt, "the deploy is at 5pm") || !strings.Contains(prompt, "Chat history since last reply (untrusted, for context):") {
+		t.Errorf("the mentioned turn's prompt lacks the earlier group message as untrusted history:\n%s", prompt)
+	}
+}
+
+func TestRedeliveredUpdateAnsweredOnce(t *testing.T) {
+	tg := telegramtest.New(t)
+	dir := t.TempDir()
+	access := bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}
+	r := newRig(t, tg, dir, rigOptions{access: access})
+	r.provider.Push(llmtest.Text("Answered."))
+	upd := tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "question")
+	id := tg.PushUpdate(upd)
+	r.waitSent(1)
+	r.waitPolled()
+	r.stop()
+
+	// Telegram delivers the same update again (the offset was never saved:
+	// the bot crashed before confirming it). The journal remembers it.
+	upd.UpdateID = id
+	tg.PushUpdate(upd)
+	r2 := newRig(t, tg, dir, rigOptions{access: access})
+	r2.waitPolled()
+	if n := len(tg.Sent()); n != 1 {
+		t.Fatalf("%d messages sent, want the one answer: %+v", n, tg.Sent())
+	}
+	if n := len(r2.provider.Requests()); n != 0 {
+		t.Errorf("the redelivered update reached the model (%d calls)", n)
+	}
+}
+
+func TestBadTokenIsTerminal(t *testing.T) {
+	tg := telegramtest.New(t)
+	b, err := telegram.New(telegram.Options{Token: "123:wrong", APIURL: tg.URL, HTTPClient: tg.Client(), PollTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []bridges.State
+	sink := &stateSink{on: func(s bridges.State) { states = append(states, s) }}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	err = b.Start(ctx, sink)
+	if err == nil || !strings.Contains(err.Error(), "refused the bot token") || strings.Contains(err.Error(), "123:wrong") {
+		t.Fatalf("Start = %v, want a bad-token error without the token", err)
+	}
+	if st := b.Status(); st.State != bridges.StateStopped || !strings.Contains(st.LastError, "refused") {
+		t.Errorf("status = %+v", st)
+	}
+	if len(states) < 2 || states[len(states)-2] != bridges.StateBadCredentials {
+		t.Errorf("states = %v, want bad-credentials before stopped", states)
+	}
+}
+
+type stateSink struct{ on func(bridges.State) }
+
+func (s *stateSink) Submit(context.Context, bridges.Inbound) error { return nil }
+func (s *stateSink) State(st bridges.State, _ error)               { s.on(st) }

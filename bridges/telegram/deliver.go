@@ -1,0 +1,110 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/switchboardhq/switchboard/bridges"
+)
+
+// maxSendAttempts bounds the retries of one chunk (rate limits, network).
+const maxSendAttempts = 5
+
+// Deliver implements bridges.Bridge: the text is converted to Telegram
+// HTML and sent in chunks of at most ChunkLimit, the first one replying to
+// out.ReplyToMessageID. When Telegram rejects a chunk's HTML, that chunk
+// is sent again as plain text, so a reply is never lost to markup. Rate
+// limits are waited out (retry_after); with a ledger, chunks already sent
+// are skipped and each sent chunk is recorded.
+func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Receipt, error) {
+	var rc bridges.Receipt
+	id, err := chatID(out.Route)
+	if err != nil {
+		return rc, err
+	}
+	chunks := b.render(out.Text)
+	for i, chunk := range chunks {
+		key := ""
+		if out.Ledger != nil && out.LedgerKey != "" {
+			key = out.LedgerKey + ":" + strconv.Itoa(i)
+			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
+				return rc, err
+			} else if ok {
+				rc.MessageIDs = append(rc.MessageIDs, sent)
+				continue
+			}
+		}
+		params := &bot.SendMessageParams{
+			ChatID: id, Text: chunk, ParseMode: models.ParseModeHTML, MessageThreadID: threadID(out.Route, false),
+			DisableNotification: out.Silent,
+			LinkPreviewOptions:  &models.LinkPreviewOptions{IsDisabled: bot.True()},
+		}
+		if i == 0 && out.ReplyToMessageID != "" {
+			if to, err := strconv.Atoi(out.ReplyToMessageID); err == nil {
+				params.ReplyParameters = &models.ReplyParameters{MessageID: to, AllowSendingWithoutReply: true}
+			}
+		}
+		msg, err := b.send(ctx, params)
+		if err != nil {
+			return rc, fmt.Errorf("telegram: sending chunk %d of %d to %s: %w", i+1, len(chunks), out.Route.To, err)
+		}
+		sent := strconv.Itoa(msg.ID)
+		rc.MessageIDs = append(rc.MessageIDs, sent)
+		b.tracker.Outbound()
+		if key != "" {
+			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, sent); err != nil {
+				return rc, err
+			}
+		}
+	}
+	return rc, nil
+}
+
+// send sends one message, waiting out rate limits and retrying network
+// failures, and falling back to plain text when the HTML is refused.
+func (b *Bridge) send(ctx context.Context, p *bot.SendMessageParams) (*models.Message, error) {
+	for attempt := 0; ; attempt++ {
+		msg, err := b.api.SendMessage(ctx, p)
+		if err == nil {
+			return msg, nil
+		}
+		err = b.redact(err)
+		if ctx.Err() != nil || attempt+1 >= maxSendAttempts {
+			return nil, err
+		}
+		switch kind, retryAfter := classify(err); {
+		case p.ParseMode == models.ParseModeHTML && isEntityError(err):
+			b.opts.Log.Warn("telegram: HTML refused, sending as plain text", "err", err)
+			p.Text, p.ParseMode = htmlToPlain(p.Text), ""
+		case kind == kindRateLimited:
+			if !wait(ctx, retryAfter) {
+				return nil, err
+			}
+		case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), kind == kindBadToken:
+			return nil, err // retrying will not help
+		default:
+			if !wait(ctx, b.opts.Backoff.Delay(attempt)) {
+				return nil, err
+			}
+		}
+	}
+}
+
+// isEntityError reports Telegram's refusal of a message's markup.
+func isEntityError(err error) bool {
+	return errors.Is(err, bot.ErrorBadRequest) && strings.Contains(err.Error(), "can't parse entities")
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// htmlToPlain turns Telegram HTML back into the text it shows.
+func htmlToPlain(s string) string {
+	return html.UnescapeString(tags.ReplaceAllString(s, ""))
+}
