@@ -27,6 +27,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,6 +57,14 @@ type Config struct {
 	// Messages controls how inbound messages are handled: the queue modes
 	// for messages that arrive while a session is busy.
 	Messages MessagesConfig `json:"messages"`
+	// Channels configures the chat platform bridges.
+	Channels ChannelsConfig `json:"channels"`
+}
+
+// ChannelsConfig is the `channels:` section: one entry per chat platform.
+type ChannelsConfig struct {
+	// Telegram is the Telegram bot (long polling through the Bot API).
+	Telegram telegram.Config `json:"telegram"`
 }
 
 // MessagesConfig is the `messages:` section of the configuration.

@@ -392,3 +392,36 @@ func TestLoadMissingFileNamesIt(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestTelegramSection(t *testing.T) {
+	cfg := mustParse(t, minimal+`channels:
+  telegram:
+    enabled: true
+    botToken: ${TG}
+    dmPolicy: Allowlist
+    allowFrom: ["42", "@ada"]
+    groups:
+      "-100":
+        requireMention: false
+`, env("TG", "123:abc"))
+	tg := cfg.Channels.Telegram
+	if !tg.Enabled || tg.BotToken != "123:abc" || tg.DMPolicy != "allowlist" || len(tg.AllowFrom) != 2 {
+		t.Fatalf("telegram = %+v", tg)
+	}
+	if rm := tg.Groups["-100"].RequireMention; rm == nil || *rm {
+		t.Errorf("groups[-100].requireMention = %v", rm)
+	}
+
+	es := parseErrors(t, minimal+`channels:
+  telegram:
+    enabled: true
+    dmPolicy: open
+    replyToMode: sometimes
+`, nil)
+	joined := strings.Join(errorLines(es), "\n")
+	for _, want := range []string{"channels.telegram.botToken: required", `channels.telegram.dmPolicy: dmPolicy "open"`, `channels.telegram.replyToMode: must be one of off, first, all, batched`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("errors lack %q:\n%s", want, joined)
+		}
+	}
+}

@@ -115,7 +115,8 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		StateDir:   w.stateDir,
 		ConfigPath: w.configPath,
 	})
-	deliver := router{gateway: gw, fallback: logDeliverer{log: log.With("component", "delivery")}}
+	bs := newBridgeSet(router{gateway: gw, fallback: logDeliverer{log: log.With("component", "delivery")}}, log.With("component", "bridges"))
+	deliver := bs.router
 
 	var st *store.SQLite
 	d.add("store",
@@ -147,7 +148,9 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			if err != nil {
 				return err
 			}
-			gw.Attach(gatewayBackend(cfg, w, st, disp, runner, deliver, gw))
+			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
+			backend.Channels = bs.statuses
+			gw.Attach(backend)
 			return disp.Start(ctx)
 		},
 		func(ctx context.Context) error {
@@ -158,6 +161,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	)
 
 	d.add("gateway", gw.Start, gw.Stop)
+	wireBridges(d, cfg, bs, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp })
 }
 
 // gatewayBackend is what the gateway's methods act on.
@@ -324,7 +328,7 @@ func (d *daemon) readiness() (bool, map[string]string) {
 	ready := true
 	for name, s := range d.state {
 		out[name] = s
-		if s != "ready" {
+		if s != "ready" && !strings.HasPrefix(name, channelStatePrefix) {
 			ready = false
 		}
 	}

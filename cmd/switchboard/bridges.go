@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/telegram"
+	"github.com/switchboardhq/switchboard/config"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/queue"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// channelStatePrefix marks readiness entries that report a bridge's
+// connection: shown on /readyz, but a platform outage does not make the
+// daemon unready.
+const channelStatePrefix = "channel:"
+
+// bridgeSet runs the configured bridges: each gets a gate, a goroutine
+// owned by the daemon, and a place in the router.
+type bridgeSet struct {
+	router *bridges.Router
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	running []*runningBridge
+}
+
+type runningBridge struct {
+	bridge bridges.Bridge
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// newBridgeSet builds the router: replies go to the bridge that owns their
+// channel, the rest (web chat) to fallback.
+func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
+	return &bridgeSet{router: &bridges.Router{Fallback: fallback}, log: log}
+}
+
+// wireBridges adds one daemon component per enabled bridge, after the
+// dispatcher and the gateway (intake starts last and stops first).
+func wireBridges(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+	tg := cfg.Channels.Telegram
+	if !tg.Enabled {
+		return
+	}
+	d.add("telegram",
+		func(ctx context.Context) error {
+			opts := tg.Options(core.DefaultAgentID, cfg.Session)
+			opts.Offsets = st()
+			opts.Log = bs.log.With("channel", telegram.Channel)
+			b, err := telegram.New(opts)
+			if err != nil {
+				return err
+			}
+			bs.router.Ledger = st()
+			bs.router.Add(b, tg.ReplyToMode, tg.ResponsePrefix)
+			gate := &bridges.Gate{
+				Channel: telegram.Channel, AccountID: b.AccountID(), Access: tg.Access(), Pairing: st(),
+				Dispatch: bridges.QueueDispatcher{D: disp()}, History: &bridges.GroupHistory{},
+				Log: opts.Log,
+				Reply: func(ctx context.Context, out bridges.Outbound) error {
+					_, err := b.Deliver(ctx, out)
+					return err
+				},
+			}
+			bs.start(d, b, gate)
+			return nil
+		},
+		bs.stop,
+	)
+}
+
+// start runs b until stop; its connection state is shown on /readyz.
+func (bs *bridgeSet) start(d *daemon, b bridges.Bridge, gate *bridges.Gate) {
+	ctx, cancel := context.WithCancel(context.Background())
+	rb := &runningBridge{bridge: b, cancel: cancel, done: make(chan error, 1)}
+	sink := stateSink{Sink: gate, on: func(s bridges.State) { d.setState(channelStatePrefix+b.Name(), string(s)) }}
+	go func() { rb.done <- b.Start(ctx, sink) }()
+	bs.mu.Lock()
+	bs.running = append(bs.running, rb)
+	bs.mu.Unlock()
+}
+
+// stop stops every bridge and waits for it.
+func (bs *bridgeSet) stop(ctx context.Context) error {
+	bs.mu.Lock()
+	running := bs.running
+	bs.running = nil
+	bs.mu.Unlock()
+	for _, rb := range running {
+		rb.cancel()
+	}
+	for _, rb := range running {
+		select {
+		case err := <-rb.done:
+			if err != nil {
+				bs.log.Warn("bridge stopped with an error", "channel", rb.bridge.Name(), "err", err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("bridge %s did not stop: %w", rb.bridge.Name(), ctx.Err())
+		}
+	}
+	return nil
+}
+
+// statuses reports the bridges for channels.status.
+func (bs *bridgeSet) statuses() []gateway.ChannelStatus {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	out := make([]gateway.ChannelStatus, 0, len(bs.running))
+	for _, rb := range bs.running {
+		s := rb.bridge.Status()
+		cs := gateway.ChannelStatus{
+			Channel: s.Channel, Label: s.Channel, AccountID: s.AccountID, State: string(s.State),
+			Configured: true, Running: s.State != bridges.StateStopped && !s.State.Terminal(),
+			Connected: s.State == bridges.StateConnected, LastError: s.LastError,
+		}
+		if !s.LastInboundAt.IsZero() {
+			cs.LastInboundAt = s.LastInboundAt.UnixMilli()
+		}
+		if !s.LastOutboundAt.IsZero() {
+			cs.LastOutboundAt = s.LastOutboundAt.UnixMilli()
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+// stateSink reports state changes to the daemon besides the gate.
+type stateSink struct {
+	bridges.Sink
+	on func(bridges.State)
+}
+
+func (s stateSink) State(st bridges.State, err error) {
+	s.on(st)
+	s.Sink.State(st, err)
+}
