@@ -63,6 +63,7 @@ type rig struct {
 	disp     *queue.Dispatcher
 	bridge   *telegram.Bridge
 	gate     *bridges.Gate
+	typing   *bridges.Typing
 	logs     *syncBuffer
 
 	cancel context.CancelFunc
@@ -107,10 +108,11 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 	}
 	router := &bridges.Router{Ledger: r.st}
 	router.Add(r.bridge, bridges.ReplyFirst, "")
+	r.typing = &bridges.Typing{Router: router, Interval: 20 * time.Millisecond}
 	qc := queue.DefaultConfig()
 	zero := 0
 	qc.DebounceMs = &zero
-	if r.disp, err = queue.New(queue.Options{Config: qc, Logger: log}, queue.Deps{Runner: r.runner, Journal: r.st, Deliverer: router}); err != nil {
+	if r.disp, err = queue.New(queue.Options{Config: qc, Logger: log}, queue.Deps{Runner: r.runner, Journal: r.st, Deliverer: router, Observers: []queue.Observer{r.typing}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.disp.Start(t.Context()); err != nil {
@@ -151,6 +153,7 @@ func (r *rig) stop() {
 	if err := r.disp.Stop(ctx); err != nil {
 		r.t.Errorf("dispatcher Stop: %v", err)
 	}
+	r.typing.Close()
 	r.runner.Close()
 	r.st.Close()
 	if strings.Contains(r.logs.String(), r.tg.Token) {
@@ -304,3 +307,23 @@ type stateSink struct{ on func(bridges.State) }
 
 func (s *stateSink) Submit(context.Context, bridges.Inbound) error { return nil }
 func (s *stateSink) State(st bridges.State, _ error)               { s.on(st) }
+
+func TestTypingWhileTheModelThinks(t *testing.T) {
+	tg := telegramtest.New(t)
+	r := newRig(t, tg, t.TempDir(), rigOptions{access: bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}})
+	gate := make(chan struct{})
+	r.provider.Push(llmtest.Text("Done thinking.").Gated(gate))
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "think hard"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	// Refreshed while the run lasts: at least three indicators.
+	if err := tg.WaitFor(ctx, func() bool { return len(tg.ChatActions()) >= 3 }); err != nil {
+		t.Fatalf("typing indicators while the model runs: %d", len(tg.ChatActions()))
+	}
+	close(gate)
+	r.waitSent(1)
+	a := tg.ChatActions()[0]
+	if a.ChatID != ada.ID || a.Action != "typing" {
+		t.Errorf("chat action = %+v", a)
+	}
+}

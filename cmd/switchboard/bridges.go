@@ -24,6 +24,7 @@ const channelStatePrefix = "channel:"
 // owned by the daemon, and a place in the router.
 type bridgeSet struct {
 	router *bridges.Router
+	typing *bridges.Typing
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -39,7 +40,8 @@ type runningBridge struct {
 // newBridgeSet builds the router: replies go to the bridge that owns their
 // channel, the rest (web chat) to fallback.
 func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
-	return &bridgeSet{router: &bridges.Router{Fallback: fallback}, log: log}
+	r := &bridges.Router{Fallback: fallback}
+	return &bridgeSet{router: r, typing: &bridges.Typing{Router: r, Log: log}, log: log}
 }
 
 // wireBridges adds one daemon component per enabled bridge, after the

@@ -143,7 +143,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				Runner:    runner,
 				Journal:   st,
 				Deliverer: deliver,
-				Observers: []queue.Observer{gw},
+				Observers: []queue.Observer{gw, bs.typing},
 			})
 			if err != nil {
 				return err
@@ -155,6 +155,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		},
 		func(ctx context.Context) error {
 			err := disp.Stop(ctx)
+			bs.typing.Close()
 			runner.Close()
 			return err
 		},
