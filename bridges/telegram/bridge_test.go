@@ -135,8 +135,17 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 
 // stop shuts the rig down in the daemon's order; safe to call twice.
 func (r *rig) stop() {
+	if err := r.stopWithin(waitFor); err != nil {
+		r.t.Errorf("dispatcher Stop: %v", err)
+	}
+}
+
+// stopWithin shuts the rig down giving running turns timeout to finish,
+// and returns the dispatcher's Stop error (a deadline error when a turn
+// was cut short, its message left pending in the journal).
+func (r *rig) stopWithin(timeout time.Duration) error {
 	if r.cancel == nil {
-		return
+		return nil
 	}
 	r.cancel()
 	r.cancel = nil
@@ -148,11 +157,9 @@ func (r *rig) stop() {
 	case <-time.After(waitFor):
 		r.t.Error("the bridge did not stop")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := r.disp.Stop(ctx); err != nil {
-		r.t.Errorf("dispatcher Stop: %v", err)
-	}
+	stopErr := r.disp.Stop(ctx)
 	r.typing.Close()
 	r.runner.Close()
 	r.st.Close()
@@ -162,6 +169,7 @@ func (r *rig) stop() {
 	if r.t.Failed() {
 		r.t.Logf("logs:\n%s", r.logs.String())
 	}
+	return stopErr
 }
 
 func (r *rig) waitSent(n int) []telegramtest.SentMessage {
@@ -325,5 +333,34 @@ func TestTypingWhileTheModelThinks(t *testing.T) {
 	a := tg.ChatActions()[0]
 	if a.ChatID != ada.ID || a.Action != "typing" {
 		t.Errorf("chat action = %+v", a)
+	}
+}
+
+func TestRestartMidTurnAnswersOnce(t *testing.T) {
+	tg := telegramtest.New(t)
+	dir := t.TempDir()
+	access := bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}
+	r := newRig(t, tg, dir, rigOptions{access: access, offsets: true})
+	r.provider.Push(llmtest.Text("Half an ans", "wer that never ends").HangAfter(1))
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "long question"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := tg.WaitFor(ctx, func() bool { return len(r.provider.Requests()) == 1 }); err != nil {
+		t.Fatal("the model was not called")
+	}
+	// The process goes down mid-turn: the turn is cut short after 100 ms.
+	if err := r.stopWithin(100 * time.Millisecond); err == nil {
+		t.Fatal("Stop reported no interrupted turn; the test did not stop mid-turn")
+	}
+
+	r2 := newRig(t, tg, dir, rigOptions{access: access, offsets: true})
+	r2.provider.Push(llmtest.Text("The whole answer."))
+	sent := r2.waitSent(1)
+	r2.waitPolled()
+	if err := tg.WaitFor(ctx, func() bool { return len(r2.provider.Requests()) == 1 }); err != nil {
+		t.Fatal("the interrupted message was not answered after the restart")
+	}
+	if len(tg.Sent()) != 1 || sent[0].PlainText != "The whole answer." {
+		t.Fatalf("sent = %+v, want exactly the one complete answer", tg.Sent())
 	}
 }
