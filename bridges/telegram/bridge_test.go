@@ -73,6 +73,9 @@ type rig struct {
 type rigOptions struct {
 	access  bridges.Access
 	offsets bool // persist the poll offset in the store
+	// script is queued in the model before the dispatcher starts (which
+	// may run journaled messages at once).
+	script []llmtest.Response
 }
 
 func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *rig {
@@ -83,7 +86,7 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 	if r.st, err = store.Open(t.Context(), dir); err != nil {
 		t.Fatal(err)
 	}
-	r.provider = llmtest.NewScriptedProvider()
+	r.provider = llmtest.NewScriptedProvider(o.script...)
 	models, err := llm.NewRouter(llm.ModelsConfig{}, llm.RouterOptions{Providers: map[string]llm.Provider{"scripted": r.provider}})
 	if err != nil {
 		t.Fatal(err)
@@ -353,8 +356,7 @@ func TestRestartMidTurnAnswersOnce(t *testing.T) {
 		t.Fatal("Stop reported no interrupted turn; the test did not stop mid-turn")
 	}
 
-	r2 := newRig(t, tg, dir, rigOptions{access: access, offsets: true})
-	r2.provider.Push(llmtest.Text("The whole answer."))
+	r2 := newRig(t, tg, dir, rigOptions{access: access, offsets: true, script: []llmtest.Response{llmtest.Text("The whole answer.")}})
 	sent := r2.waitSent(1)
 	r2.waitPolled()
 	if err := tg.WaitFor(ctx, func() bool { return len(r2.provider.Requests()) == 1 }); err != nil {
