@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/prompt"
 	"github.com/switchboardhq/switchboard/core/reply"
@@ -508,8 +509,19 @@ func (s *Server) mSend(ctx context.Context, _ *conn, req protocol.RequestFrame) 
 	if p.IdempotencyKey == "" {
 		return nil, invalidParams(req.Method, "idempotencyKey is required")
 	}
+	if p.Channel == "" && strings.Contains(p.To, ":") {
+		// A target such as "telegram:-1001234567890:topic:42".
+		r, err := bridges.ParseTarget(p.To)
+		if err != nil {
+			return nil, invalidParams(req.Method, err.Error())
+		}
+		p.Channel, p.To, p.AccountID = r.Channel, r.To, r.AccountID
+		if p.ThreadID == "" {
+			p.ThreadID = r.ThreadID
+		}
+	}
 	if p.To == "" || p.Channel == "" {
-		return nil, invalidParams(req.Method, "to and channel are required")
+		return nil, invalidParams(req.Method, "to and channel are required (or to as a target: telegram:<chatId>[:topic:<id>], slack:channel:<id>, ...)")
 	}
 	if p.Message == "" && p.MediaURL == "" && len(p.MediaURLs) == 0 {
 		return nil, invalidParams(req.Method, "message or mediaUrl is required")

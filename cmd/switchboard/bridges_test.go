@@ -58,14 +58,21 @@ func TestRunAnswersTelegram(t *testing.T) {
 	tokCLI := newTestCLI(env)
 	tokCLI.run("gateway", "token", "--config", cfgPath)
 	c, err := client.Dial(ctx, client.Options{URL: strings.Replace(base, "http", "ws", 1) + "/", Token: strings.TrimSpace(tokCLI.out.String()),
-		Scopes: []string{protocol.ScopeRead}})
+		Scopes: []string{protocol.ScopeRead, protocol.ScopeWrite}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw, err := c.Call(ctx, "channels.status", nil)
-	c.Close()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// send reaches a Telegram chat by target.
+	if _, err := c.Call(ctx, "send", map[string]any{"to": "telegram:42", "message": "**heads up**", "idempotencyKey": "s-1"}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	c.Close()
+	if sent, err := tg.WaitSent(ctx, 2); err != nil || sent[1].ChatID != 42 || !strings.Contains(sent[1].PlainText, "heads up") {
+		t.Errorf("send to telegram:42 = %+v, %v", sent, err)
 	}
 	var status struct {
 		ChannelAccounts map[string][]struct {
