@@ -49,6 +49,11 @@ type Options struct {
 	// ChunkLimit is the longest message sent in one piece; zero means
 	// DefaultChunkLimit.
 	ChunkLimit int
+	// MediaDir is where inbound attachments are saved (the daemon uses
+	// <stateDir>/media/telegram); empty skips downloads.
+	MediaDir string
+	// MaxMediaBytes caps one attachment; zero means DefaultMaxMediaBytes.
+	MaxMediaBytes int64
 	// Offsets persists the poll position; nil keeps it in memory only
 	// (redelivered updates are still answered once, by the journal's
 	// dedupe).
@@ -107,6 +112,9 @@ func New(opts Options) (*Bridge, error) {
 	}
 	if opts.PollTimeout <= 0 {
 		opts.PollTimeout = 30 * time.Second
+	}
+	if opts.MaxMediaBytes <= 0 {
+		opts.MaxMediaBytes = DefaultMaxMediaBytes
 	}
 	if opts.ChunkLimit <= 0 {
 		opts.ChunkLimit = DefaultChunkLimit
@@ -286,6 +294,7 @@ func (b *Bridge) handle(ctx context.Context, sink bridges.Sink, norm normalizer,
 		}
 		msg, why, ok := norm.normalize(upd)
 		if ok {
+			b.fetchMedia(ctx, upd.Message, msg.Message)
 			if err := sink.Submit(ctx, msg); err != nil {
 				return offset, err
 			}

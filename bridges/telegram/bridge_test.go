@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -364,5 +365,57 @@ func TestRestartMidTurnAnswersOnce(t *testing.T) {
 	}
 	if len(tg.Sent()) != 1 || sent[0].PlainText != "The whole answer." {
 		t.Fatalf("sent = %+v, want exactly the one complete answer", tg.Sent())
+	}
+}
+
+// recordSink keeps what a bridge submits.
+type recordSink struct {
+	mu  sync.Mutex
+	got []bridges.Inbound
+}
+
+func (s *recordSink) Submit(_ context.Context, m bridges.Inbound) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, m)
+	return nil
+}
+func (s *recordSink) State(bridges.State, error) {}
+func (s *recordSink) all() []bridges.Inbound {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bridges.Inbound(nil), s.got...)
+}
+
+func TestInboundMediaDownloadedWithACap(t *testing.T) {
+	tg := telegramtest.New(t)
+	media := t.TempDir()
+	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), PollTimeout: time.Second,
+		MediaDir: media, MaxMediaBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	photo := bytes.Repeat([]byte{0xff, 0xd8}, 50)
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "", telegramtest.WithPhoto("ph1", photo)))
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "", telegramtest.WithDocument("doc1", "big.pdf", "application/pdf", make([]byte, 2000))))
+	sink := &recordSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Start(ctx, sink) }()
+	defer func() { cancel(); <-done }()
+	wctx, wcancel := context.WithTimeout(context.Background(), waitFor)
+	defer wcancel()
+	if err := tg.WaitFor(wctx, func() bool { return len(sink.all()) == 2 }); err != nil {
+		t.Fatalf("got %d messages", len(sink.all()))
+	}
+	got := sink.all()
+	if m := got[0].Message.Media; len(m) != 1 || m[0].MimeType != "image/jpeg" || !strings.HasPrefix(m[0].Path, media) {
+		t.Fatalf("photo media = %+v", m)
+	} else if data, err := os.ReadFile(m[0].Path); err != nil || !bytes.Equal(data, photo) {
+		t.Errorf("downloaded photo differs: %v", err)
+	}
+	doc := got[1].Message
+	if len(doc.Media) != 0 || len(doc.UntrustedContext) != 1 || !strings.Contains(doc.UntrustedContext[0], "limit") {
+		t.Errorf("oversized document: media %+v, context %q", doc.Media, doc.UntrustedContext)
 	}
 }

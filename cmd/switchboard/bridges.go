@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
 	"github.com/switchboardhq/switchboard/bridges"
@@ -46,7 +47,7 @@ func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
 
 // wireBridges adds one daemon component per enabled bridge, after the
 // dispatcher and the gateway (intake starts last and stops first).
-func wireBridges(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
 	tg := cfg.Channels.Telegram
 	if !tg.Enabled {
 		return
@@ -55,6 +56,7 @@ func wireBridges(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.
 		func(ctx context.Context) error {
 			opts := tg.Options(core.DefaultAgentID, cfg.Session)
 			opts.Offsets = st()
+			opts.MediaDir = filepath.Join(stateDir, "media", telegram.Channel)
 			opts.Log = bs.log.With("channel", telegram.Channel)
 			b, err := telegram.New(opts)
 			if err != nil {

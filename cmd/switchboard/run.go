@@ -162,7 +162,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	)
 
 	d.add("gateway", gw.Start, gw.Stop)
-	wireBridges(d, cfg, bs, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp })
+	wireBridges(d, cfg, w.stateDir, bs, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp })
 }
 
 // gatewayBackend is what the gateway's methods act on.
