@@ -54,6 +54,9 @@ type Options struct {
 	MediaDir string
 	// MaxMediaBytes caps one attachment; zero means DefaultMaxMediaBytes.
 	MaxMediaBytes int64
+	// Webhook, when set, receives updates over HTTP instead of long
+	// polling.
+	Webhook *WebhookOptions
 	// Offsets persists the poll position; nil keeps it in memory only
 	// (redelivered updates are still answered once, by the journal's
 	// dedupe).
@@ -89,6 +92,7 @@ type Bridge struct {
 
 	mu   sync.Mutex
 	norm normalizer
+	sink bridges.Sink // set while Start runs (webhook mode)
 }
 
 var (
@@ -112,6 +116,13 @@ func New(opts Options) (*Bridge, error) {
 	}
 	if opts.PollTimeout <= 0 {
 		opts.PollTimeout = 30 * time.Second
+	}
+	if opts.Webhook != nil {
+		wh := *opts.Webhook
+		if err := wh.validate(); err != nil {
+			return nil, err
+		}
+		opts.Webhook = &wh
 	}
 	if opts.MaxMediaBytes <= 0 {
 		opts.MaxMediaBytes = DefaultMaxMediaBytes
@@ -194,7 +205,16 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 	b.mu.Lock()
 	b.norm.bot = identity{id: me.ID, username: me.Username}
 	norm := b.norm
+	b.sink = sink
 	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.sink = nil
+		b.mu.Unlock()
+	}()
+	if b.opts.Webhook != nil {
+		return b.runWebhook(ctx, sink)
+	}
 
 	offset := int64(0)
 	if b.opts.Offsets != nil {
@@ -256,8 +276,10 @@ func (b *Bridge) hello(ctx context.Context, sink bridges.Sink) (*models.User, er
 	for attempt := 0; ; attempt++ {
 		me, err := b.api.GetMe(ctx)
 		if err == nil {
-			if _, err := b.api.DeleteWebhook(ctx, &bot.DeleteWebhookParams{}); err != nil {
-				b.opts.Log.Warn("telegram: deleteWebhook failed", "err", b.redact(err))
+			if b.opts.Webhook == nil {
+				if _, err := b.api.DeleteWebhook(ctx, &bot.DeleteWebhookParams{}); err != nil {
+					b.opts.Log.Warn("telegram: deleteWebhook failed", "err", b.redact(err))
+				}
 			}
 			if _, err := b.api.SetMyCommands(ctx, &bot.SetMyCommandsParams{Commands: b.opts.Commands}); err != nil {
 				b.opts.Log.Warn("telegram: setMyCommands failed", "err", b.redact(err))

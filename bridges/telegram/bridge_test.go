@@ -3,7 +3,9 @@ package telegram_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -347,9 +349,7 @@ func TestRestartMidTurnAnswersOnce(t *testing.T) {
 	r := newRig(t, tg, dir, rigOptions{access: access, offsets: true})
 	r.provider.Push(llmtest.Text("Half an ans", "wer that never ends").HangAfter(1))
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "long question"))
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := tg.WaitFor(ctx, func() bool { return len(r.provider.Requests()) == 1 }); err != nil {
+	if !eventually(func() bool { return len(r.provider.Requests()) == 1 }) {
 		t.Fatal("the model was not called")
 	}
 	// The process goes down mid-turn: the turn is cut short after 100 ms.
@@ -360,7 +360,7 @@ func TestRestartMidTurnAnswersOnce(t *testing.T) {
 	r2 := newRig(t, tg, dir, rigOptions{access: access, offsets: true, script: []llmtest.Response{llmtest.Text("The whole answer.")}})
 	sent := r2.waitSent(1)
 	r2.waitPolled()
-	if err := tg.WaitFor(ctx, func() bool { return len(r2.provider.Requests()) == 1 }); err != nil {
+	if !eventually(func() bool { return len(r2.provider.Requests()) == 1 }) {
 		t.Fatal("the interrupted message was not answered after the restart")
 	}
 	if len(tg.Sent()) != 1 || sent[0].PlainText != "The whole answer." {
@@ -403,9 +403,7 @@ func TestInboundMediaDownloadedWithACap(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- b.Start(ctx, sink) }()
 	defer func() { cancel(); <-done }()
-	wctx, wcancel := context.WithTimeout(context.Background(), waitFor)
-	defer wcancel()
-	if err := tg.WaitFor(wctx, func() bool { return len(sink.all()) == 2 }); err != nil {
+	if !eventually(func() bool { return len(sink.all()) == 2 }) {
 		t.Fatalf("got %d messages", len(sink.all()))
 	}
 	got := sink.all()
@@ -418,4 +416,125 @@ func TestInboundMediaDownloadedWithACap(t *testing.T) {
 	if len(doc.Media) != 0 || len(doc.UntrustedContext) != 1 || !strings.Contains(doc.UntrustedContext[0], "limit") {
 		t.Errorf("oversized document: media %+v, context %q", doc.Media, doc.UntrustedContext)
 	}
+}
+
+func TestLongAnswerArrivesInOrderedChunks(t *testing.T) {
+	tg := telegramtest.New(t)
+	r := newRig(t, tg, t.TempDir(), rigOptions{access: bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}})
+	var md strings.Builder
+	for i := 0; md.Len() < 9000; i++ {
+		fmt.Fprintf(&md, "Paragraph %03d has **bold** words and <angle> brackets & more text to fill the line.\n\n", i)
+	}
+	answer := strings.TrimSpace(md.String())
+	r.provider.Push(llmtest.Text(answer))
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "tell me everything"))
+	sent := r.waitSent(3)
+	r.waitPolled()
+	if len(tg.Sent()) != 3 {
+		t.Fatalf("%d messages for a 9,000-character answer, want 3", len(tg.Sent()))
+	}
+	var plain strings.Builder
+	for i, m := range sent {
+		if m.ParseMode != "HTML" || len([]rune(m.Text)) > telegram.DefaultChunkLimit {
+			t.Errorf("chunk %d: parse mode %q, %d runes", i, m.ParseMode, len([]rune(m.Text)))
+		}
+		if (i == 0) != (m.ReplyToMessageID != 0) {
+			t.Errorf("chunk %d reply-to = %d; only the first replies", i, m.ReplyToMessageID)
+		}
+		plain.WriteString(m.PlainText)
+	}
+	if !strings.Contains(sent[0].Text, "<b>bold</b>") || !strings.Contains(sent[0].Text, "&lt;angle&gt;") {
+		t.Errorf("markdown not converted to Telegram HTML: %.200s", sent[0].Text)
+	}
+	// In order and complete: every paragraph number appears once, ascending.
+	last := -1
+	for i := 0; ; i++ {
+		at := strings.Index(plain.String(), fmt.Sprintf("Paragraph %03d", i))
+		if at < 0 {
+			if !strings.Contains(answer, fmt.Sprintf("Paragraph %03d", i)) {
+				break
+			}
+			t.Fatalf("paragraph %d is missing from the chunks", i)
+		}
+		if at < last {
+			t.Fatalf("paragraph %d is out of order", i)
+		}
+		last = at
+	}
+}
+
+func TestRefusedMarkupIsResentAsPlainText(t *testing.T) {
+	tg := telegramtest.New(t)
+	r := newRig(t, tg, t.TempDir(), rigOptions{access: bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}})
+	tg.FailNext("sendMessage", 400, "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0", 0)
+	r.provider.Push(llmtest.Text("**Important**: a < b"))
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "compare"))
+	sent := r.waitSent(1)
+	if sent[0].ParseMode != "" || sent[0].Text != "Important: a < b" {
+		t.Errorf("fallback = %+v, want the text without markup", sent[0])
+	}
+}
+
+func TestWebhookMode(t *testing.T) {
+	tg := telegramtest.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	const secret = "hook-secret_0123456789"
+	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(),
+		Webhook: &telegram.WebhookOptions{URL: "https://bot.example.com/telegram-webhook", Secret: secret, Listen: addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := telegram.New(telegram.Options{Token: tg.Token, Webhook: &telegram.WebhookOptions{URL: "https://x", Secret: "bad secret!"}}); err == nil {
+		t.Error("a webhook secret Telegram would refuse was accepted")
+	}
+	sink := &recordSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Start(ctx, sink) }()
+	defer func() { cancel(); <-done }()
+	wctx, wcancel := context.WithTimeout(context.Background(), waitFor)
+	defer wcancel()
+	if !eventually(func() bool { return b.Status().State == bridges.StateConnected }) {
+		t.Fatalf("webhook mode never connected: %+v", b.Status())
+	}
+	if wh := tg.Webhook(); wh.URL != "https://bot.example.com/telegram-webhook" || wh.SecretToken != secret {
+		t.Errorf("registered webhook = %+v", wh)
+	}
+	url := "http://" + addr + telegram.DefaultWebhookPath
+	upd := tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "via webhook")
+	if err := tg.WebhookPost(wctx, url, "wrong-secret", upd); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("a post with the wrong secret: %v, want 401", err)
+	}
+	if err := tg.WebhookPost(wctx, url, secret, upd); err != nil {
+		t.Fatalf("webhook post: %v", err)
+	}
+	if got := sink.all(); len(got) != 1 || got[0].Message.Body != "via webhook" {
+		t.Fatalf("submitted = %+v", got)
+	}
+	for _, m := range tg.Requests() {
+		if m == "getUpdates" {
+			t.Error("the bridge polled while in webhook mode")
+		}
+	}
+}
+
+// eventually polls cond (state outside the fake server, which WaitFor
+// cannot watch) until it holds or waitFor passes.
+func eventually(cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(waitFor)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
 }

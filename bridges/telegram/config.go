@@ -51,6 +51,24 @@ type Config struct {
 	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"4096"`
 	// PollTimeoutSeconds is getUpdates' long-poll timeout (default 30).
 	PollTimeoutSeconds int `json:"pollTimeoutSeconds,omitempty" min:"0" max:"50"`
+	// Webhook receives updates over HTTP instead of long polling, when its
+	// url is set.
+	Webhook WebhookConfig `json:"webhook"`
+}
+
+// WebhookConfig is `channels.telegram.webhook:`.
+type WebhookConfig struct {
+	// URL is the public https URL Telegram posts updates to; empty means
+	// long polling.
+	URL string `json:"url,omitempty"`
+	// Secret is checked on every update (X-Telegram-Bot-Api-Secret-Token):
+	// 1–256 characters of A–Z, a–z, 0–9, _ and -.
+	Secret string `json:"secret,omitempty" config:"secret"`
+	// Listen is the local address the webhook is served on, behind your
+	// TLS proxy (default 127.0.0.1:8787).
+	Listen string `json:"listen,omitempty"`
+	// Path is the path served (default /telegram-webhook).
+	Path string `json:"path,omitempty"`
 }
 
 // Access returns the section's gating settings.
@@ -67,6 +85,12 @@ func (c Config) Validate() error {
 	if c.Enabled && c.BotToken == "" {
 		errs = append(errs, core.FieldErrorf("botToken", "required when channels.telegram.enabled is true: the token from @BotFather, e.g. ${TELEGRAM_BOT_TOKEN}"))
 	}
+	if c.Webhook.URL != "" {
+		wh := WebhookOptions{URL: c.Webhook.URL, Secret: c.Webhook.Secret}
+		if err := wh.validate(); err != nil {
+			errs = append(errs, core.FieldErrorf("webhook.secret", err.Error()))
+		}
+	}
 	if err := c.Access().Validate(); err != nil {
 		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
 	}
@@ -76,8 +100,16 @@ func (c Config) Validate() error {
 // Options turns the section into bridge options; the caller adds the
 // stores, clock and logger.
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
-	return Options{
+	o := Options{
 		Token: c.BotToken, APIURL: c.APIURL, AgentID: agentID, Session: session,
 		ChunkLimit: c.TextChunkLimit, PollTimeout: time.Duration(c.PollTimeoutSeconds) * time.Second,
 	}
+	if c.Webhook.URL != "" {
+		listen := c.Webhook.Listen
+		if listen == "" {
+			listen = "127.0.0.1:8787"
+		}
+		o.Webhook = &WebhookOptions{URL: c.Webhook.URL, Secret: c.Webhook.Secret, Listen: listen, Path: c.Webhook.Path}
+	}
+	return o
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/markup"
 )
 
 // maxSendAttempts bounds the retries of one chunk (rate limits, network).
@@ -82,7 +81,7 @@ func (b *Bridge) send(ctx context.Context, p *bot.SendMessageParams) (*models.Me
 		switch kind, retryAfter := classify(err); {
 		case p.ParseMode == models.ParseModeHTML && isEntityError(err):
 			b.opts.Log.Warn("telegram: HTML refused, sending as plain text", "err", err)
-			p.Text, p.ParseMode = htmlToPlain(p.Text), ""
+			p.Text, p.ParseMode = markup.HTMLToPlain(p.Text), ""
 		case kind == kindRateLimited:
 			if !wait(ctx, retryAfter) {
 				return nil, err
@@ -100,11 +99,4 @@ func (b *Bridge) send(ctx context.Context, p *bot.SendMessageParams) (*models.Me
 // isEntityError reports Telegram's refusal of a message's markup.
 func isEntityError(err error) bool {
 	return errors.Is(err, bot.ErrorBadRequest) && strings.Contains(err.Error(), "can't parse entities")
-}
-
-var tags = regexp.MustCompile(`<[^>]*>`)
-
-// htmlToPlain turns Telegram HTML back into the text it shows.
-func htmlToPlain(s string) string {
-	return html.UnescapeString(tags.ReplaceAllString(s, ""))
 }
