@@ -17,9 +17,10 @@ type ReplyToMode string
 
 // The reply-to modes.
 const (
-	// ReplyOff: never reply natively.
+	// ReplyOff: never reply natively (the default, as in OpenClaw for
+	// Telegram, Slack and Discord).
 	ReplyOff ReplyToMode = "off"
-	// ReplyFirst: the first message of the answer replies (the default).
+	// ReplyFirst: the first message of the answer replies.
 	ReplyFirst ReplyToMode = "first"
 	// ReplyAll: every message of the answer replies.
 	ReplyAll ReplyToMode = "all"
@@ -33,7 +34,7 @@ var replyToModes = []ReplyToMode{ReplyOff, ReplyFirst, ReplyAll, ReplyBatched}
 // EnumValues lists the accepted values, for the JSON Schema.
 func (ReplyToMode) EnumValues() []string { return enumStrings(replyToModes) }
 
-// UnmarshalText accepts a mode in any case; empty means ReplyFirst.
+// UnmarshalText accepts a mode in any case; empty means ReplyOff.
 func (m *ReplyToMode) UnmarshalText(b []byte) error {
 	return unmarshalEnum(m, replyToModes, "replyToMode", b)
 }
@@ -110,7 +111,7 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		switch {
 		case p.ReplyToID != "":
 			out.ReplyToMessageID = p.ReplyToID
-		case rt.mode == ReplyAll, rt.mode == ReplyFirst || rt.mode == "":
+		case rt.mode == ReplyAll, rt.mode == ReplyFirst:
 			if rt.mode == ReplyAll || i == 0 {
 				out.ReplyToMessageID = d.ReplyToMessageID
 			}

@@ -20,7 +20,7 @@ var fieldDocs = map[string]string{
 	"github.com/switchboardhq/switchboard/bridges/telegram.Config.Groups":             "Groups configures groups by chat id (e.g. \"-1001234567890\"); \"*\" applies to every group. Each may set requireMention (default true) and allowFrom.",
 	"github.com/switchboardhq/switchboard/bridges/telegram.Config.HistoryLimit":       "HistoryLimit is how many group messages not addressed to the bot are kept per group and shown to the model on the next one that is; default 50, 0 disables.",
 	"github.com/switchboardhq/switchboard/bridges/telegram.Config.PollTimeoutSeconds": "PollTimeoutSeconds is getUpdates' long-poll timeout (default 30).",
-	"github.com/switchboardhq/switchboard/bridges/telegram.Config.ReplyToMode":        "ReplyToMode is which messages of an answer reply natively to the message answered: \"first\" (default), \"all\", \"off\" or \"batched\".",
+	"github.com/switchboardhq/switchboard/bridges/telegram.Config.ReplyToMode":        "ReplyToMode is which messages of an answer reply natively to the message answered: \"off\" (default), \"first\", \"all\" or \"batched\".",
 	"github.com/switchboardhq/switchboard/bridges/telegram.Config.ResponsePrefix":     "ResponsePrefix is put before every reply (\"\" for none).",
 	"github.com/switchboardhq/switchboard/bridges/telegram.Config.TextChunkLimit":     "TextChunkLimit is the longest message sent in one piece; longer answers are split (default 4000, at most 4096).",
 	"github.com/switchboardhq/switchboard/bridges/telegram.Config.Webhook":            "Webhook receives updates over HTTP instead of long polling, when its url is set.",

@@ -42,7 +42,7 @@ type Config struct {
 	// default 50, 0 disables.
 	HistoryLimit *int `json:"historyLimit,omitempty"`
 	// ReplyToMode is which messages of an answer reply natively to the
-	// message answered: "first" (default), "all", "off" or "batched".
+	// message answered: "off" (default), "first", "all" or "batched".
 	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
 	// ResponsePrefix is put before every reply ("" for none).
 	ResponsePrefix string `json:"responsePrefix,omitempty"`

@@ -1,0 +1,102 @@
+package bridges
+
+import (
+	"context"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/queue"
+)
+
+// recBridge is a Bridge that records what it is asked to deliver.
+type recBridge struct {
+	name string
+	outs []Outbound
+}
+
+func (b *recBridge) Name() string                      { return b.name }
+func (b *recBridge) AccountID() string                 { return "default" }
+func (b *recBridge) Start(context.Context, Sink) error { return nil }
+func (b *recBridge) Status() Status                    { return Status{} }
+func (b *recBridge) Deliver(_ context.Context, o Outbound) (Receipt, error) {
+	b.outs = append(b.outs, o)
+	return Receipt{}, nil
+}
+
+type recDeliverer struct{ got []queue.Delivery }
+
+func (d *recDeliverer) Deliver(_ context.Context, del queue.Delivery) error {
+	d.got = append(d.got, del)
+	return nil
+}
+
+func TestRouterReplyModes(t *testing.T) {
+	delivery := func(batched bool, replies ...core.ReplyPayload) queue.Delivery {
+		return queue.Delivery{RunID: "run-1", Route: core.Route{Channel: "telegram", To: "42"}, ReplyToMessageID: "7", Batched: batched, Replies: replies}
+	}
+	two := []core.ReplyPayload{{Text: "a"}, {Text: "b"}}
+	for _, tc := range []struct {
+		mode    ReplyToMode
+		batched bool
+		want    []string
+	}{
+		{"", false, []string{"", ""}},
+		{ReplyOff, false, []string{"", ""}},
+		{ReplyFirst, false, []string{"7", ""}},
+		{ReplyAll, false, []string{"7", "7"}},
+		{ReplyBatched, false, []string{"", ""}},
+		{ReplyBatched, true, []string{"7", ""}},
+	} {
+		b := &recBridge{name: "telegram"}
+		r := &Router{}
+		r.Add(b, tc.mode, "")
+		if err := r.Deliver(t.Context(), delivery(tc.batched, two...)); err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range b.outs {
+			if o.ReplyToMessageID != tc.want[i] {
+				t.Errorf("mode %q batched %v: reply %d replies to %q, want %q", tc.mode, tc.batched, i, o.ReplyToMessageID, tc.want[i])
+			}
+		}
+	}
+}
+
+func TestRouterTagsPrefixLedgerFallback(t *testing.T) {
+	b := &recBridge{name: "telegram"}
+	fb := &recDeliverer{}
+	var ledger Ledger = nopLedger{}
+	r := &Router{Ledger: ledger, Fallback: fb}
+	r.Add(b, ReplyOff, "[bot]")
+	err := r.Deliver(t.Context(), queue.Delivery{RunID: "run-9", Route: core.Route{Channel: "Telegram", To: "42"}, Replies: []core.ReplyPayload{
+		{Text: "hi", ReplyToID: "55"}, {Text: "", MediaURL: "https://x/a.png", MediaURLs: []string{"https://x/b.png"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.outs) != 2 {
+		t.Fatalf("outs = %+v", b.outs)
+	}
+	if o := b.outs[0]; o.Text != "[bot] hi" || o.ReplyToMessageID != "55" || o.LedgerKey != "run-9:0" || o.Ledger == nil {
+		t.Errorf("first = %+v", o)
+	}
+	if o := b.outs[1]; o.Text != "" || len(o.MediaURLs) != 2 || o.MediaURLs[0] != "https://x/a.png" || o.LedgerKey != "run-9:1" {
+		t.Errorf("second = %+v", o)
+	}
+	// Notices (no run id) are not in the ledger; unknown channels fall back.
+	_ = r.Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "telegram", To: "1"}, Replies: []core.ReplyPayload{{Text: "n"}}})
+	if o := b.outs[2]; o.Ledger != nil || o.LedgerKey != "" {
+		t.Errorf("notice = %+v, want no ledger", o)
+	}
+	_ = r.Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "webchat", To: "x"}})
+	if len(fb.got) != 1 {
+		t.Errorf("webchat delivery did not reach the fallback")
+	}
+	if err := (&Router{}).Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "slack"}}); err == nil {
+		t.Error("delivery to a channel without a bridge and no fallback succeeded")
+	}
+}
+
+type nopLedger struct{}
+
+func (nopLedger) Sent(context.Context, string) (string, bool, error) { return "", false, nil }
+func (nopLedger) Record(context.Context, string, string) error       { return nil }
