@@ -40,6 +40,14 @@ type Gate struct {
 	// Reply sends the pairing message back to the sender (the bridge's
 	// Deliver).
 	Reply func(ctx context.Context, out Outbound) error
+	// AckReaction is the emoji put on accepted messages AckScope covers,
+	// so the sender sees the bot got them ("" for none).
+	AckReaction string
+	// AckScope is which messages get AckReaction.
+	AckScope AckScope
+	// React puts a reaction on a message (the bridge's Reactor); nil
+	// disables the ack reaction.
+	React func(ctx context.Context, route core.Route, messageID, emoji string) error
 	// History is the group history buffer; nil disables it.
 	History *GroupHistory
 	// Tracker, when set, records inbound activity and connection states.
@@ -99,8 +107,14 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 	if !direct && g.History != nil && msg.HistoryKey != "" {
 		in.History, in.HistoryTruncated = g.History.Peek(msg.HistoryKey, HistoryShown)
 	}
-	if _, err := g.Dispatch.Submit(ctx, in, msg.DedupeKey); err != nil {
+	dup, err := g.Dispatch.Submit(ctx, in, msg.DedupeKey)
+	if err != nil {
 		return err
+	}
+	if !dup && g.AckReaction != "" && g.React != nil && in.MessageID != "" && g.AckScope.Covers(msg) {
+		if err := g.React(ctx, in.Route, in.MessageID, g.AckReaction); err != nil {
+			g.debug("ack reaction failed", "err", err)
+		}
 	}
 	if !direct && g.History != nil && msg.HistoryKey != "" {
 		g.History.Clear(msg.HistoryKey)

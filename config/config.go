@@ -27,6 +27,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"os"
 	"path/filepath"
@@ -73,6 +74,14 @@ type MessagesConfig struct {
 	// session is running a turn: steer, followup, collect, steer-backlog or
 	// interrupt, with a debounce, a cap and a drop policy.
 	Queue queue.Config `json:"queue"`
+	// AckReaction is the emoji the bot puts on a message it took, so the
+	// sender sees it was received, on platforms with reactions; "" turns
+	// it off. Default "👀".
+	AckReaction string `json:"ackReaction"`
+	// AckReactionScope is which messages get it: "group-mentions" (default:
+	// group messages addressed to the bot), "group-all", "direct", "all" or
+	// "none".
+	AckReactionScope bridges.AckScope `json:"ackReactionScope,omitempty"`
 }
 
 // Default returns the configuration used for every key a file leaves out.
@@ -82,7 +91,7 @@ func Default() Config {
 		Gateway:  gateway.DefaultConfig(),
 		Agents:   core.DefaultAgentsConfig(),
 		Session:  core.DefaultSessionConfig(),
-		Messages: MessagesConfig{Queue: queue.DefaultConfig()},
+		Messages: MessagesConfig{Queue: queue.DefaultConfig(), AckReaction: "👀"},
 	}
 }
 

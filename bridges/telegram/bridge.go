@@ -357,3 +357,21 @@ func (b *Bridge) Typing(ctx context.Context, route core.Route) error {
 	_, err = b.api.SendChatAction(ctx, &bot.SendChatActionParams{ChatID: id, MessageThreadID: threadID(route, true), Action: models.ChatActionTyping})
 	return b.redact(err)
 }
+
+var _ bridges.Reactor = (*Bridge)(nil)
+
+// React implements bridges.Reactor with setMessageReaction.
+func (b *Bridge) React(ctx context.Context, route core.Route, messageID, emoji string) error {
+	id, err := chatID(route)
+	if err != nil {
+		return err
+	}
+	mid, err := strconv.Atoi(messageID)
+	if err != nil {
+		return fmt.Errorf("telegram: message id %q is not a number", messageID)
+	}
+	_, err = b.api.SetMessageReaction(ctx, &bot.SetMessageReactionParams{ChatID: id, MessageID: mid, Reaction: []models.ReactionType{{
+		Type: models.ReactionTypeTypeEmoji, ReactionTypeEmoji: &models.ReactionTypeEmoji{Type: models.ReactionTypeTypeEmoji, Emoji: emoji},
+	}}})
+	return b.redact(err)
+}

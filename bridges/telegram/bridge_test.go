@@ -79,6 +79,8 @@ type rigOptions struct {
 	// script is queued in the model before the dispatcher starts (which
 	// may run journaled messages at once).
 	script []llmtest.Response
+	// ack is the ack reaction emoji ("" for none).
+	ack string
 }
 
 func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *rig {
@@ -131,6 +133,7 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 			_, err := r.bridge.Deliver(ctx, out)
 			return err
 		},
+		AckReaction: o.ack, React: r.bridge.React,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan error, 1)
@@ -238,7 +241,7 @@ func TestDMPairingThenAnswer(t *testing.T) {
 
 func TestGroupMentionGatingFeedsHistory(t *testing.T) {
 	tg := telegramtest.New(t)
-	r := newRig(t, tg, t.TempDir(), rigOptions{access: bridges.Access{Groups: map[string]bridges.GroupRule{"*": {}}}})
+	r := newRig(t, tg, t.TempDir(), rigOptions{access: bridges.Access{Groups: map[string]bridges.GroupRule{"*": {}}}, ack: "👀"})
 	const group = -100123
 	tg.PushUpdate(tg.TextMessage(group, telegramtest.ChatSupergroup, bob, "the deploy is at 5pm", telegramtest.WithChatTitle("Team")))
 	r.waitPolled()
@@ -253,6 +256,11 @@ func TestGroupMentionGatingFeedsHistory(t *testing.T) {
 	sent := r.waitSent(1)
 	if sent[0].PlainText != "It is at 5pm." || sent[0].ChatID != group || sent[0].ReplyToMessageID == 0 {
 		t.Fatalf("answer = %+v, want a threaded reply in the group", sent[0])
+	}
+	// The mentioned message (and only it) got the ack reaction.
+	r.waitPolled()
+	if re := tg.Reactions(); len(re) != 1 || re[0].ChatID != group || re[0].MessageID != 2 || len(re[0].Reaction) != 1 || re[0].Reaction[0].Emoji != "👀" {
+		t.Errorf("reactions = %+v, want 👀 on the mentioned message", re)
 	}
 	reqs := r.provider.Requests()
 	if len(reqs) != 1 {

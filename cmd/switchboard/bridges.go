@@ -72,6 +72,7 @@ func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 					_, err := b.Deliver(ctx, out)
 					return err
 				},
+				AckReaction: cfg.Messages.AckReaction, AckScope: cfg.Messages.AckReactionScope, React: b.React,
 			}
 			bs.start(d, b, gate)
 			return nil
