@@ -26,7 +26,9 @@ var ackScopes = []AckScope{AckGroupMentions, AckGroupAll, AckDirect, AckAll, Ack
 func (AckScope) EnumValues() []string { return enumStrings(ackScopes) }
 
 // UnmarshalText accepts a scope in any case; empty means AckGroupMentions.
-func (s *AckScope) UnmarshalText(b []byte) error { return unmarshalEnum(s, ackScopes, "ackReactionScope", b) }
+func (s *AckScope) UnmarshalText(b []byte) error {
+	return unmarshalEnum(s, ackScopes, "ackReactionScope", b)
+}
 
 // Covers reports whether an accepted message gets the reaction.
 func (s AckScope) Covers(msg Inbound) bool {

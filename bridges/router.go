@@ -111,6 +111,8 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		switch {
 		case p.ReplyToID != "":
 			out.ReplyToMessageID = p.ReplyToID
+		case p.ReplyToCurrent:
+			out.ReplyToMessageID = d.ReplyToMessageID // [[reply_to_current]]
 		case rt.mode == ReplyAll, rt.mode == ReplyFirst:
 			if rt.mode == ReplyAll || i == 0 {
 				out.ReplyToMessageID = d.ReplyToMessageID

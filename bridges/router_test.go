@@ -69,12 +69,16 @@ func TestRouterTagsPrefixLedgerFallback(t *testing.T) {
 	r.Add(b, ReplyOff, "[bot]")
 	err := r.Deliver(t.Context(), queue.Delivery{RunID: "run-9", Route: core.Route{Channel: "Telegram", To: "42"}, Replies: []core.ReplyPayload{
 		{Text: "hi", ReplyToID: "55"}, {Text: "", MediaURL: "https://x/a.png", MediaURLs: []string{"https://x/b.png"}},
-	}})
+		{Text: "tagged", ReplyToCurrent: true},
+	}, ReplyToMessageID: "77"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.outs) != 2 {
+	if len(b.outs) != 3 {
 		t.Fatalf("outs = %+v", b.outs)
+	}
+	if o := b.outs[2]; o.ReplyToMessageID != "77" {
+		t.Errorf("[[reply_to_current]] reply = %+v, want a reply to the current message", o)
 	}
 	if o := b.outs[0]; o.Text != "[bot] hi" || o.ReplyToMessageID != "55" || o.LedgerKey != "run-9:0" || o.Ledger == nil {
 		t.Errorf("first = %+v", o)
@@ -84,7 +88,7 @@ func TestRouterTagsPrefixLedgerFallback(t *testing.T) {
 	}
 	// Notices (no run id) are not in the ledger; unknown channels fall back.
 	_ = r.Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "telegram", To: "1"}, Replies: []core.ReplyPayload{{Text: "n"}}})
-	if o := b.outs[2]; o.Ledger != nil || o.LedgerKey != "" {
+	if o := b.outs[3]; o.Ledger != nil || o.LedgerKey != "" {
 		t.Errorf("notice = %+v, want no ledger", o)
 	}
 	_ = r.Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "webchat", To: "x"}})

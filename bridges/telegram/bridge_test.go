@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -545,4 +546,40 @@ func eventually(cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+func TestOutboundMedia(t *testing.T) {
+	tg := telegramtest.New(t)
+	state := t.TempDir()
+	mediaDir := filepath.Join(state, "media", "telegram")
+	if err := os.MkdirAll(mediaDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(state, "media", "report.txt")
+	if err := os.WriteFile(report, []byte("numbers"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), MediaDir: mediaDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := core.Route{Channel: "telegram", To: "42"}
+	rc, err := b.Deliver(t.Context(), bridges.Outbound{Route: route, Text: "Here:", MediaURLs: []string{"https://example.com/cat.png", report}})
+	if err != nil || len(rc.MessageIDs) != 3 {
+		t.Fatalf("Deliver = %+v, %v", rc, err)
+	}
+	sent := tg.Sent()
+	if sent[1].Method != "sendPhoto" || sent[1].File == nil || sent[1].File.Ref != "https://example.com/cat.png" {
+		t.Errorf("photo by URL = %+v", sent[1])
+	}
+	if sent[2].Method != "sendDocument" || sent[2].File == nil || string(sent[2].File.Data) != "numbers" {
+		t.Errorf("uploaded document = %+v", sent[2])
+	}
+	// A file outside the media folder is never sent.
+	if _, err := b.Deliver(t.Context(), bridges.Outbound{Route: route, MediaURLs: []string{"/etc/passwd"}}); err == nil || !strings.Contains(err.Error(), "outside the media directory") {
+		t.Errorf("sending /etc/passwd: %v", err)
+	}
+	if n := len(tg.Sent()); n != 3 {
+		t.Errorf("%d messages sent, want no more", n)
+	}
 }

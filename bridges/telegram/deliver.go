@@ -28,7 +28,10 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 	if err != nil {
 		return rc, err
 	}
-	chunks := b.render(out.Text)
+	var chunks []string
+	if strings.TrimSpace(out.Text) != "" {
+		chunks = b.render(out.Text)
+	}
 	for i, chunk := range chunks {
 		key := ""
 		if out.Ledger != nil && out.LedgerKey != "" {
@@ -53,6 +56,30 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 		msg, err := b.send(ctx, params)
 		if err != nil {
 			return rc, fmt.Errorf("telegram: sending chunk %d of %d to %s: %w", i+1, len(chunks), out.Route.To, err)
+		}
+		sent := strconv.Itoa(msg.ID)
+		rc.MessageIDs = append(rc.MessageIDs, sent)
+		b.tracker.Outbound()
+		if key != "" {
+			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, sent); err != nil {
+				return rc, err
+			}
+		}
+	}
+	for j, ref := range out.MediaURLs {
+		key := ""
+		if out.Ledger != nil && out.LedgerKey != "" {
+			key = out.LedgerKey + ":m" + strconv.Itoa(j)
+			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
+				return rc, err
+			} else if ok {
+				rc.MessageIDs = append(rc.MessageIDs, sent)
+				continue
+			}
+		}
+		msg, err := b.sendMedia(ctx, out.Route, ref)
+		if err != nil {
+			return rc, fmt.Errorf("telegram: sending attachment %d of %d: %w", j+1, len(out.MediaURLs), err)
 		}
 		sent := strconv.Itoa(msg.ID)
 		rc.MessageIDs = append(rc.MessageIDs, sent)
