@@ -89,6 +89,7 @@ type Bridge struct {
 	opts    Options
 	api     *bot.Bot
 	tracker *bridges.Tracker
+	pace    *pacer
 
 	mu   sync.Mutex
 	norm normalizer
@@ -152,7 +153,7 @@ func New(opts Options) (*Bridge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telegram: %w", err)
 	}
-	b := &Bridge{opts: opts, api: api, tracker: bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil)}
+	b := &Bridge{opts: opts, api: api, tracker: bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil), pace: &pacer{now: opts.Now}}
 	b.norm = normalizer{accountID: opts.AccountID, agentID: opts.AgentID, session: opts.Session}
 	return b, nil
 }

@@ -93,9 +93,15 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 	return rc, nil
 }
 
-// send sends one message, waiting out rate limits and retrying network
-// failures, and falling back to plain text when the HTML is refused.
+// send sends one message, paced per chat, waiting out rate limits and
+// retrying network failures, and falling back to plain text when the HTML
+// is refused.
 func (b *Bridge) send(ctx context.Context, p *bot.SendMessageParams) (*models.Message, error) {
+	if id, ok := p.ChatID.(int64); ok {
+		if d := b.pace.reserve(id); d > 0 && !wait(ctx, d) {
+			return nil, ctx.Err()
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		msg, err := b.api.SendMessage(ctx, p)
 		if err == nil {
