@@ -417,9 +417,10 @@ func TestTelegramSection(t *testing.T) {
     enabled: true
     dmPolicy: open
     replyToMode: sometimes
+    chunkMode: paragraphs
 `, nil)
 	joined := strings.Join(errorLines(es), "\n")
-	for _, want := range []string{"channels.telegram.botToken: required", `channels.telegram.dmPolicy: dmPolicy "open"`, `channels.telegram.replyToMode: must be one of off, first, all, batched`} {
+	for _, want := range []string{"channels.telegram.botToken: required", `channels.telegram.dmPolicy: dmPolicy "open"`, `channels.telegram.replyToMode: must be one of off, first, all, batched`, `channels.telegram.chunkMode: markup: unknown chunk mode "paragraphs"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("errors lack %q:\n%s", want, joined)
 		}

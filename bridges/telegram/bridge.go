@@ -13,6 +13,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/markup"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	// ChunkLimit is the longest message sent in one piece; zero means
 	// DefaultChunkLimit.
 	ChunkLimit int
+	// ChunkMode is how long answers are split (markup.ModeLength by
+	// default, or markup.ModeNewline).
+	ChunkMode markup.Mode
 	// MediaDir is where inbound attachments are saved (the daemon uses
 	// <stateDir>/media/telegram); empty skips downloads.
 	MediaDir string

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/markup"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 	"github.com/switchboardhq/switchboard/core"
@@ -581,5 +582,20 @@ func TestOutboundMedia(t *testing.T) {
 	}
 	if n := len(tg.Sent()); n != 3 {
 		t.Errorf("%d messages sent, want no more", n)
+	}
+}
+
+func TestNewlineChunkMode(t *testing.T) {
+	tg := telegramtest.New(t)
+	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), ChunkMode: markup.ModeNewline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := b.Deliver(t.Context(), bridges.Outbound{Route: core.Route{Channel: "telegram", To: "42"}, Text: "First point.\n\nSecond point.\n\nThird point."})
+	if err != nil || len(rc.MessageIDs) != 3 {
+		t.Fatalf("Deliver = %+v, %v; want one message per paragraph", rc, err)
+	}
+	if s := tg.Sent(); s[0].PlainText != "First point." || s[2].PlainText != "Third point." {
+		t.Errorf("sent = %+v", s)
 	}
 }

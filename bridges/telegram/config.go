@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/markup"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	// TextChunkLimit is the longest message sent in one piece; longer
 	// answers are split (default 4000, at most 4096).
 	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"4096"`
+	// ChunkMode is how long answers are split: "length" (default: as late
+	// as fits, at a paragraph, line or sentence end) or "newline" (at every
+	// paragraph).
+	ChunkMode string `json:"chunkMode,omitempty"`
 	// PollTimeoutSeconds is getUpdates' long-poll timeout (default 30).
 	PollTimeoutSeconds int `json:"pollTimeoutSeconds,omitempty" min:"0" max:"50"`
 	// Webhook receives updates over HTTP instead of long polling, when its
@@ -85,6 +90,9 @@ func (c Config) Validate() error {
 	if c.Enabled && c.BotToken == "" {
 		errs = append(errs, core.FieldErrorf("botToken", "required when channels.telegram.enabled is true: the token from @BotFather, e.g. ${TELEGRAM_BOT_TOKEN}"))
 	}
+	if _, err := markup.ParseMode(c.ChunkMode); err != nil {
+		errs = append(errs, core.FieldErrorf("chunkMode", err.Error()))
+	}
 	if c.Webhook.URL != "" {
 		wh := WebhookOptions{URL: c.Webhook.URL, Secret: c.Webhook.Secret}
 		if err := wh.validate(); err != nil {
@@ -100,9 +108,10 @@ func (c Config) Validate() error {
 // Options turns the section into bridge options; the caller adds the
 // stores, clock and logger.
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
+	mode, _ := markup.ParseMode(c.ChunkMode)
 	o := Options{
 		Token: c.BotToken, APIURL: c.APIURL, AgentID: agentID, Session: session,
-		ChunkLimit: c.TextChunkLimit, PollTimeout: time.Duration(c.PollTimeoutSeconds) * time.Second,
+		ChunkLimit: c.TextChunkLimit, ChunkMode: mode, PollTimeout: time.Duration(c.PollTimeoutSeconds) * time.Second,
 	}
 	if c.Webhook.URL != "" {
 		listen := c.Webhook.Listen

@@ -6,5 +6,5 @@ import "github.com/switchboardhq/switchboard/bridges/markup"
 // ChunkLimit, never splitting a code fence or a tag (each chunk is valid
 // HTML on its own).
 func (b *Bridge) render(md string) []string {
-	return markup.RenderChunks(md, markup.Telegram, b.opts.ChunkLimit, markup.ModeLength)
+	return markup.RenderChunks(md, markup.Telegram, b.opts.ChunkLimit, b.opts.ChunkMode)
 }
