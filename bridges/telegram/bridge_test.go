@@ -599,3 +599,57 @@ func TestNewlineChunkMode(t *testing.T) {
 		t.Errorf("sent = %+v", s)
 	}
 }
+
+// statesSink records every state a bridge reports, in order.
+type statesSink struct {
+	recordSink
+	smu    sync.Mutex
+	states []bridges.State
+}
+
+func (s *statesSink) State(st bridges.State, _ error) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	s.states = append(s.states, st)
+}
+
+func (s *statesSink) seen(st bridges.State) bool {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for _, x := range s.states {
+		if x == st {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPollingSurvivesConflictRateLimitAndNetworkErrors(t *testing.T) {
+	tg := telegramtest.New(t)
+	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), PollTimeout: time.Second,
+		Backoff: bridges.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.FailNext("getUpdates", 409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0)
+	tg.FailNext("getUpdates", 429, "Too Many Requests: retry after 1", 1)
+	tg.CutConnection("getUpdates")
+	tg.FailNext("getUpdates", 502, "Bad Gateway", 0)
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "still there?"))
+	sink := &statesSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Start(ctx, sink) }()
+	if !eventually(func() bool { return len(sink.all()) == 1 }) {
+		t.Fatalf("the message never arrived through the faults; status %+v", b.Status())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start = %v after transient faults, want nil", err)
+	}
+	for _, st := range []bridges.State{bridges.StateConflict, bridges.StateTransientDisconnect, bridges.StateConnected, bridges.StateStopped} {
+		if !sink.seen(st) {
+			t.Errorf("state %s was never reported", st)
+		}
+	}
+}
