@@ -82,6 +82,24 @@ type MessagesConfig struct {
 	// group messages addressed to the bot), "group-all", "direct", "all" or
 	// "none".
 	AckReactionScope bridges.AckScope `json:"ackReactionScope,omitempty"`
+	// GroupChat configures group conversations on every platform.
+	GroupChat GroupChatConfig `json:"groupChat"`
+}
+
+// GroupChatConfig is `messages.groupChat:`.
+type GroupChatConfig struct {
+	// MentionPatterns are regular expressions (case-insensitive) that count
+	// as addressing the bot in a group, besides the platform's own
+	// @mentions, e.g. ["\\bhey bot\\b"]. Nested repetition is refused.
+	MentionPatterns []string `json:"mentionPatterns,omitempty"`
+}
+
+// Validate checks that the patterns compile.
+func (g GroupChatConfig) Validate() error {
+	if _, err := bridges.NewMentions(g.MentionPatterns); err != nil {
+		return core.FieldErrorf("mentionPatterns", err.Error())
+	}
+	return nil
 }
 
 // Default returns the configuration used for every key a file leaves out.

@@ -50,6 +50,9 @@ type Options struct {
 	// ChunkLimit is the longest message sent in one piece; zero means
 	// DefaultChunkLimit.
 	ChunkLimit int
+	// MentionPatterns are regular expressions (case-insensitive) that
+	// address the bot in a group besides @mentions.
+	MentionPatterns []string
 	// ChunkMode is how long answers are split (markup.ModeLength by
 	// default, or markup.ModeNewline).
 	ChunkMode markup.Mode
@@ -158,7 +161,11 @@ func New(opts Options) (*Bridge, error) {
 		return nil, fmt.Errorf("telegram: %w", err)
 	}
 	b := &Bridge{opts: opts, api: api, tracker: bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil), pace: &pacer{now: opts.Now}}
-	b.norm = normalizer{accountID: opts.AccountID, agentID: opts.AgentID, session: opts.Session}
+	mentions, err := bridges.NewMentions(opts.MentionPatterns)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: %w", err)
+	}
+	b.norm = normalizer{accountID: opts.AccountID, agentID: opts.AgentID, session: opts.Session, mentions: mentions}
 	return b, nil
 }
 

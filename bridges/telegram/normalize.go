@@ -31,6 +31,7 @@ type normalizer struct {
 	agentID   string
 	session   core.SessionConfig
 	bot       identity
+	mentions  bridges.Mentions
 }
 
 // normalize converts an update; ok is false for updates the bridge does
@@ -117,9 +118,9 @@ func (n normalizer) normalize(upd *models.Update) (msg bridges.Inbound, reason s
 
 	body, mentioned, command := n.readEntities(text, entities)
 	in.Body = body
-	in.WasMentioned = mentioned
+	in.WasMentioned = mentioned || n.mentions.Match(body)
 	msg.IsControlCommand = command
-	msg.CanDetectMention = n.bot.username != ""
+	msg.CanDetectMention = n.bot.username != "" || n.mentions.Configured()
 	if r := m.ReplyToMessage; r != nil && r.ForumTopicCreated == nil {
 		from := ""
 		fromBot := false

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -130,4 +131,23 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("normalized without a session key or dedupe key: %+v", msg)
 		}
 	})
+}
+
+func TestNormalizeMentionPatterns(t *testing.T) {
+	n := testNormalizer()
+	var err error
+	if n.mentions, err = bridges.NewMentions([]string{`\bhey bot\b`}); err != nil {
+		t.Fatal(err)
+	}
+	n.bot.username = "" // patterns alone make mentions detectable
+	msg, _, ok := n.normalize(update(t, `{"update_id":1,"message":{"message_id":1,"date":1,"chat":{"id":-5,"type":"group"},
+		"from":{"id":7,"is_bot":false,"first_name":"Bob"},"text":"Hey Bot, what's up?"}}`))
+	if !ok || !msg.Message.WasMentioned || !msg.CanDetectMention {
+		t.Errorf("pattern mention: ok %v mentioned %v detectable %v", ok, msg.Message.WasMentioned, msg.CanDetectMention)
+	}
+	msg, _, _ = n.normalize(update(t, `{"update_id":2,"message":{"message_id":2,"date":1,"chat":{"id":-5,"type":"group"},
+		"from":{"id":7,"is_bot":false,"first_name":"Bob"},"text":"they bother me"}}`))
+	if msg.Message.WasMentioned {
+		t.Error("a non-matching message counted as a mention")
+	}
 }

@@ -56,6 +56,7 @@ func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 		func(ctx context.Context) error {
 			opts := tg.Options(core.DefaultAgentID, cfg.Session)
 			opts.Offsets = st()
+			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
 			opts.MediaDir = filepath.Join(stateDir, "media", telegram.Channel)
 			opts.Log = bs.log.With("channel", telegram.Channel)
 			b, err := telegram.New(opts)
