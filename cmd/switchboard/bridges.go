@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
@@ -20,6 +21,9 @@ import (
 // connection: shown on /readyz, but a platform outage does not make the
 // daemon unready.
 const channelStatePrefix = "channel:"
+
+// ledgerRetention is how long the outbound ledger keeps what was sent.
+const ledgerRetention = 7 * 24 * time.Hour
 
 // bridgeSet runs the configured bridges: each gets a gate, a goroutine
 // owned by the daemon, and a place in the router.
@@ -64,6 +68,13 @@ func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 				return err
 			}
 			bs.router.Ledger = st()
+			// Ledger rows matter only until their delivery is done; keep a
+			// week for the record.
+			if n, err := st().PruneLedger(ctx, time.Now().Add(-ledgerRetention).UnixMilli()); err != nil {
+				bs.log.Warn("outbound ledger prune failed", "err", err)
+			} else if n > 0 {
+				bs.log.Debug("outbound ledger pruned", "rows", n)
+			}
 			bs.router.Add(b, tg.ReplyToMode, tg.ResponsePrefix)
 			gate := &bridges.Gate{
 				Channel: telegram.Channel, AccountID: b.AccountID(), Access: tg.Access(), Pairing: st(),
