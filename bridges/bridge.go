@@ -7,6 +7,11 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
+// MessageID is a platform's id of one message, as text (Telegram's
+// message_id, Slack's ts, a Discord snowflake, a WhatsApp stanza id). It is
+// only meaningful together with the chat (core.Route.To) it is in.
+type MessageID string
+
 // Bridge is the contract every chat-platform adapter implements. The
 // required part is small; capabilities a platform may lack (typing,
 // reactions, edits, logout, login, webhooks) are separate interfaces found
@@ -100,7 +105,7 @@ type Outbound struct {
 	MediaURLs []string
 	// ReplyToMessageID asks for a native reply to that platform message
 	// ("" for none); the bridge applies its replyToMode.
-	ReplyToMessageID string
+	ReplyToMessageID MessageID
 	// Silent asks for a notification-free send where the platform has one.
 	Silent bool
 	// Ledger, when set, makes delivery idempotent (see Bridge.Deliver).
@@ -113,7 +118,7 @@ type Outbound struct {
 // Receipt lists the platform ids of what Deliver sent, in order.
 type Receipt struct {
 	// MessageIDs are the platform message ids, one per chunk or media.
-	MessageIDs []string
+	MessageIDs []MessageID
 }
 
 // Ledger records what has been sent, so a delivery repeated after a crash
@@ -135,13 +140,13 @@ type Typer interface {
 // Reactor is a bridge that can react to a message with an emoji (the ack
 // reaction).
 type Reactor interface {
-	React(ctx context.Context, route core.Route, messageID, emoji string) error
+	React(ctx context.Context, route core.Route, messageID MessageID, emoji string) error
 }
 
 // Editor is a bridge that can replace the text of a message it sent
 // (preview streaming).
 type Editor interface {
-	Edit(ctx context.Context, route core.Route, messageID, text string) error
+	Edit(ctx context.Context, route core.Route, messageID MessageID, text string) error
 }
 
 // Logouter is a bridge that can unlink its account (WhatsApp) or forget

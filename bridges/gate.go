@@ -47,7 +47,7 @@ type Gate struct {
 	AckScope AckScope
 	// React puts a reaction on a message (the bridge's Reactor); nil
 	// disables the ack reaction.
-	React func(ctx context.Context, route core.Route, messageID, emoji string) error
+	React func(ctx context.Context, route core.Route, messageID MessageID, emoji string) error
 	// History is the group history buffer; nil disables it.
 	History *GroupHistory
 	// Tracker, when set, records inbound activity and connection states.
@@ -112,7 +112,7 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 		return err
 	}
 	if !dup && g.AckReaction != "" && g.React != nil && in.MessageID != "" && g.AckScope.Covers(msg) {
-		if err := g.React(ctx, in.Route, in.MessageID, g.AckReaction); err != nil {
+		if err := g.React(ctx, in.Route, MessageID(in.MessageID), g.AckReaction); err != nil {
 			g.debug("ack reaction failed", "err", err)
 		}
 	}

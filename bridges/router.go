@@ -110,16 +110,16 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		out := Outbound{Route: d.Route, SessionKey: d.SessionKey, Text: text, MediaURLs: media}
 		switch {
 		case p.ReplyToID != "":
-			out.ReplyToMessageID = p.ReplyToID
+			out.ReplyToMessageID = MessageID(p.ReplyToID)
 		case p.ReplyToCurrent:
-			out.ReplyToMessageID = d.ReplyToMessageID // [[reply_to_current]]
+			out.ReplyToMessageID = MessageID(d.ReplyToMessageID) // [[reply_to_current]]
 		case rt.mode == ReplyAll, rt.mode == ReplyFirst:
 			if rt.mode == ReplyAll || i == 0 {
-				out.ReplyToMessageID = d.ReplyToMessageID
+				out.ReplyToMessageID = MessageID(d.ReplyToMessageID)
 			}
 		case rt.mode == ReplyBatched:
 			if d.Batched && i == 0 {
-				out.ReplyToMessageID = d.ReplyToMessageID
+				out.ReplyToMessageID = MessageID(d.ReplyToMessageID)
 			}
 		}
 		if r.Ledger != nil && d.RunID != "" {

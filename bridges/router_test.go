@@ -54,7 +54,7 @@ func TestRouterReplyModes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, o := range b.outs {
-			if o.ReplyToMessageID != tc.want[i] {
+			if string(o.ReplyToMessageID) != tc.want[i] {
 				t.Errorf("mode %q batched %v: reply %d replies to %q, want %q", tc.mode, tc.batched, i, o.ReplyToMessageID, tc.want[i])
 			}
 		}

@@ -373,12 +373,12 @@ func (b *Bridge) Typing(ctx context.Context, route core.Route) error {
 var _ bridges.Reactor = (*Bridge)(nil)
 
 // React implements bridges.Reactor with setMessageReaction.
-func (b *Bridge) React(ctx context.Context, route core.Route, messageID, emoji string) error {
+func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.MessageID, emoji string) error {
 	id, err := chatID(route)
 	if err != nil {
 		return err
 	}
-	mid, err := strconv.Atoi(messageID)
+	mid, err := strconv.Atoi(string(messageID))
 	if err != nil {
 		return fmt.Errorf("telegram: message id %q is not a number", messageID)
 	}

@@ -39,7 +39,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
 				return rc, err
 			} else if ok {
-				rc.MessageIDs = append(rc.MessageIDs, sent)
+				rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
 				continue
 			}
 		}
@@ -49,7 +49,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			LinkPreviewOptions:  &models.LinkPreviewOptions{IsDisabled: bot.True()},
 		}
 		if i == 0 && out.ReplyToMessageID != "" {
-			if to, err := strconv.Atoi(out.ReplyToMessageID); err == nil {
+			if to, err := strconv.Atoi(string(out.ReplyToMessageID)); err == nil {
 				params.ReplyParameters = &models.ReplyParameters{MessageID: to, AllowSendingWithoutReply: true}
 			}
 		}
@@ -58,7 +58,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			return rc, fmt.Errorf("telegram: sending chunk %d of %d to %s: %w", i+1, len(chunks), out.Route.To, err)
 		}
 		sent := strconv.Itoa(msg.ID)
-		rc.MessageIDs = append(rc.MessageIDs, sent)
+		rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
 		b.tracker.Outbound()
 		if key != "" {
 			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, sent); err != nil {
@@ -73,7 +73,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
 				return rc, err
 			} else if ok {
-				rc.MessageIDs = append(rc.MessageIDs, sent)
+				rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
 				continue
 			}
 		}
@@ -82,7 +82,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			return rc, fmt.Errorf("telegram: sending attachment %d of %d: %w", j+1, len(out.MediaURLs), err)
 		}
 		sent := strconv.Itoa(msg.ID)
-		rc.MessageIDs = append(rc.MessageIDs, sent)
+		rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
 		b.tracker.Outbound()
 		if key != "" {
 			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, sent); err != nil {
