@@ -56,6 +56,10 @@ type Options struct {
 	// ChunkMode is how long answers are split (markup.ModeLength by
 	// default, or markup.ModeNewline).
 	ChunkMode markup.Mode
+	// LockDir, when set, holds a lock file named after the token's hash
+	// while the bridge polls (the daemon uses the state directory), so two
+	// pollers of one bot from the same directory cannot fight.
+	LockDir string
 	// MediaDir is where inbound attachments are saved (the daemon uses
 	// <stateDir>/media/telegram); empty skips downloads.
 	MediaDir string
@@ -228,6 +232,13 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		return b.runWebhook(ctx, sink)
 	}
 
+	if b.opts.LockDir != "" {
+		lock, err := b.lockPolling(ctx, sink)
+		if err != nil || lock == nil {
+			return err
+		}
+		defer lock.release()
+	}
 	offset := int64(0)
 	if b.opts.Offsets != nil {
 		if v, err := b.opts.Offsets.ChannelOffset(ctx, Channel, b.opts.AccountID); err == nil && v != "" {
@@ -386,4 +397,24 @@ func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.
 		Type: models.ReactionTypeTypeEmoji, ReactionTypeEmoji: &models.ReactionTypeEmoji{Type: models.ReactionTypeTypeEmoji, Emoji: emoji},
 	}}})
 	return b.redact(err)
+}
+
+// lockPolling takes the token's poll lock, waiting (state conflict) while
+// another poller holds it. It returns nil, nil when ctx ends first.
+func (b *Bridge) lockPolling(ctx context.Context, sink bridges.Sink) (*pollLock, error) {
+	for attempt := 0; ; attempt++ {
+		lock, ok, err := acquirePollLock(b.opts.LockDir, b.opts.Token)
+		if err != nil {
+			err = fmt.Errorf("telegram: poll lock in %s: %w", b.opts.LockDir, err)
+			b.setState(sink, bridges.StateTransientDisconnect, err)
+			return nil, err
+		}
+		if ok {
+			return lock, nil
+		}
+		b.setState(sink, bridges.StateConflict, errors.New("another Switchboard on this machine is polling this bot (its lock is in "+b.opts.LockDir+"); stop it or use another bot token"))
+		if !wait(ctx, b.opts.Backoff.Delay(attempt)) {
+			return nil, nil
+		}
+	}
 }

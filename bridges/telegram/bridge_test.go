@@ -653,3 +653,46 @@ func TestPollingSurvivesConflictRateLimitAndNetworkErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSecondPollerOfTheSameBotWaitsForTheLock(t *testing.T) {
+	tg := telegramtest.New(t)
+	lockDir := t.TempDir()
+	newBridge := func() *telegram.Bridge {
+		b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), PollTimeout: time.Second, LockDir: lockDir,
+			Backoff: bridges.Backoff{Initial: 5 * time.Millisecond, Max: 20 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first, second := newBridge(), newBridge()
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	done1 := make(chan error, 1)
+	go func() { done1 <- first.Start(ctx1, &recordSink{}) }()
+	if !eventually(func() bool { return first.Status().State == bridges.StateConnected }) {
+		t.Fatalf("first bridge: %+v", first.Status())
+	}
+	sink2 := &recordSink{}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	done2 := make(chan error, 1)
+	go func() { done2 <- second.Start(ctx2, sink2) }()
+	defer func() { cancel2(); <-done2 }()
+	if !eventually(func() bool { return second.Status().State == bridges.StateConflict }) {
+		t.Fatalf("second bridge: %+v, want conflict while the first polls", second.Status())
+	}
+	if !strings.Contains(second.Status().LastError, "another Switchboard") {
+		t.Errorf("conflict error = %q", second.Status().LastError)
+	}
+	if entries, _ := os.ReadDir(lockDir); len(entries) != 1 || strings.Contains(entries[0].Name(), tg.Token) {
+		t.Errorf("lock files = %v, want one named by the token's hash", entries)
+	}
+	cancel1()
+	<-done1
+	if !eventually(func() bool { return second.Status().State == bridges.StateConnected }) {
+		t.Fatalf("second bridge did not take over: %+v", second.Status())
+	}
+	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "to the survivor"))
+	if !eventually(func() bool { return len(sink2.all()) == 1 }) {
+		t.Error("the second bridge does not receive updates")
+	}
+}

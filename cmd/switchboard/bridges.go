@@ -62,6 +62,7 @@ func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 			opts.Offsets = st()
 			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
 			opts.MediaDir = filepath.Join(stateDir, "media", telegram.Channel)
+			opts.LockDir = stateDir
 			opts.Log = bs.log.With("channel", telegram.Channel)
 			b, err := telegram.New(opts)
 			if err != nil {
