@@ -239,9 +239,12 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		}
 		defer lock.release()
 	}
+	// The offset belongs to the bot, not the account name: renaming the
+	// account must not replay or skip updates (reliability matrix row 6).
+	offsetKey := "bot:" + strconv.FormatInt(me.ID, 10)
 	offset := int64(0)
 	if b.opts.Offsets != nil {
-		if v, err := b.opts.Offsets.ChannelOffset(ctx, Channel, b.opts.AccountID); err == nil && v != "" {
+		if v, err := b.opts.Offsets.ChannelOffset(ctx, Channel, offsetKey); err == nil && v != "" {
 			offset, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
@@ -255,7 +258,7 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			if next != offset {
 				offset = next
 				if b.opts.Offsets != nil {
-					if err := b.opts.Offsets.SetChannelOffset(context.WithoutCancel(ctx), Channel, b.opts.AccountID, strconv.FormatInt(offset, 10)); err != nil {
+					if err := b.opts.Offsets.SetChannelOffset(context.WithoutCancel(ctx), Channel, offsetKey, strconv.FormatInt(offset, 10)); err != nil {
 						b.opts.Log.Warn("telegram: offset not saved (updates may be redelivered, and answered once)", "err", err)
 					}
 				}

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// Telegram's send limits (Bot FAQ): about one message per second in a
-// chat and twenty per minute in a group. Short bursts pass, so each chat
-// gets a token bucket: a multi-chunk answer goes out at once, a flood is
-// spread out instead of being refused with 429.
+// Telegram's send limits (Bot FAQ): at most one message per second in a
+// chat and twenty per minute in a group (reliability matrix row 20). Each
+// chat gets a token bucket of one token, refilled at that rate, so sends
+// are spread out instead of refused with 429.
 const (
-	chatBurst    = 3
+	chatBurst    = 1
 	chatInterval = time.Second
-	groupBurst   = 5
+	groupBurst   = 1
 	groupPerMin  = 20
 	maxBuckets   = 10_000
 )

@@ -23,7 +23,7 @@ func TestPacerBurstsThenSpreads(t *testing.T) {
 	if d := p.reserve(43); d != 0 {
 		t.Errorf("another chat waits %v", d)
 	}
-	// Groups: 5 at once, then one every 3 s.
+	// Groups: one every 3 s (20 a minute).
 	for range groupBurst {
 		p.reserve(-100)
 	}
