@@ -732,3 +732,38 @@ func TestHostileGroupTitleStaysUntrusted(t *testing.T) {
 		}
 	}
 }
+
+// Reliability matrix row 17: a delivery repeated after a crash sends only
+// the chunks the ledger does not have.
+func TestLedgerSkipsChunksAlreadySent(t *testing.T) {
+	tg := telegramtest.New(t)
+	st, err := store.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), ChunkMode: markup.ModeNewline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := bridges.Outbound{Route: core.Route{Channel: "telegram", To: "42"}, Text: "One.\n\nTwo.\n\nThree.", Ledger: st, LedgerKey: "run-7:0"}
+	// The first chunk went out before the crash, and its id was recorded.
+	if err := st.Record(t.Context(), "run-7:0:0", "900"); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := b.Deliver(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := tg.Sent()
+	if len(sent) != 2 || sent[0].PlainText != "Two." || sent[1].PlainText != "Three." {
+		t.Fatalf("sent = %+v, want only the two missing chunks", sent)
+	}
+	if len(rc.MessageIDs) != 3 || rc.MessageIDs[0] != "900" {
+		t.Errorf("receipt = %+v", rc)
+	}
+	// Delivering again sends nothing.
+	if _, err := b.Deliver(t.Context(), out); err != nil || len(tg.Sent()) != 2 {
+		t.Errorf("second delivery sent more: %d messages, %v", len(tg.Sent()), err)
+	}
+}
