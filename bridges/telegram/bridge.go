@@ -212,7 +212,13 @@ func wait(ctx context.Context, d time.Duration) bool {
 // terminal (bad-credentials); everything else is retried with backoff.
 func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 	b.setState(sink, bridges.StateStarting, nil)
-	defer b.setState(sink, bridges.StateStopped, nil)
+	defer func() {
+		// A terminal state (a refused token) stays visible in
+		// channels.status; otherwise the bridge is now stopped.
+		if !b.tracker.Status().State.Terminal() {
+			b.setState(sink, bridges.StateStopped, nil)
+		}
+	}()
 
 	me, err := b.hello(ctx, sink)
 	if err != nil || ctx.Err() != nil {

@@ -319,11 +319,11 @@ func TestBadTokenIsTerminal(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refused the bot token") || strings.Contains(err.Error(), "123:wrong") {
 		t.Fatalf("Start = %v, want a bad-token error without the token", err)
 	}
-	if st := b.Status(); st.State != bridges.StateStopped || !strings.Contains(st.LastError, "refused") {
-		t.Errorf("status = %+v", st)
+	if st := b.Status(); st.State != bridges.StateBadCredentials || !strings.Contains(st.LastError, "refused") {
+		t.Errorf("status = %+v, want bad-credentials kept after Start returned", st)
 	}
-	if len(states) < 2 || states[len(states)-2] != bridges.StateBadCredentials {
-		t.Errorf("states = %v, want bad-credentials before stopped", states)
+	if len(states) == 0 || states[len(states)-1] != bridges.StateBadCredentials {
+		t.Errorf("states = %v, want bad-credentials last", states)
 	}
 }
 
