@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -309,4 +313,44 @@ func TestToolEventsOnlyForTheStarterWithTheCap(t *testing.T) {
 func toString(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+func TestChatSendAttachmentsReachTheModel(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("I see it."))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	png := []byte("\x89PNG\r\n\x1a\nfake image bytes")
+	res := call[map[string]any](t, c, "chat.send", map[string]any{
+		"sessionKey": "main", "message": "what is this?", "idempotencyKey": "att-1",
+		"attachments": []any{map[string]any{"type": "image", "mimeType": "image/png", "fileName": "shot.png", "content": base64.StdEncoding.EncodeToString(png)}},
+	})
+	if res["status"] != "started" {
+		t.Fatalf("chat.send = %v", res)
+	}
+	chatEvents(t, c, "att-1")
+	reqs := r.provider.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("model calls = %d", len(reqs))
+	}
+	files, _ := filepath.Glob(filepath.Join(r.dir, "media", "webchat", "*.png"))
+	if len(files) != 1 {
+		t.Fatalf("saved attachments = %v", files)
+	}
+	if data, _ := os.ReadFile(files[0]); !bytes.Equal(data, png) {
+		t.Error("the saved attachment differs from what was sent")
+	}
+	if prompt := toJSON(reqs[0].Messages); !strings.Contains(prompt, filepath.Base(files[0])) && !strings.Contains(prompt, "image/png") {
+		t.Errorf("the model's prompt does not mention the attachment:\n%s", prompt)
+	}
+
+	for name, att := range map[string]any{
+		"not base64": map[string]any{"mimeType": "image/png", "content": "%%%"},
+		"too large":  map[string]any{"mimeType": "application/pdf", "content": base64.StdEncoding.EncodeToString(make([]byte, maxAttachmentBytes+1))},
+		"no content": map[string]any{"mimeType": "image/png"},
+	} {
+		e := callErr(t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "x", "idempotencyKey": "bad-" + name, "attachments": []any{att}})
+		if e.Code != protocol.CodeInvalidRequest || !strings.Contains(e.Message, "attachment") {
+			t.Errorf("%s: %+v", name, e)
+		}
+	}
 }

@@ -74,9 +74,6 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 	if strings.TrimSpace(msg) == "" && len(p.Attachments) == 0 {
 		return nil, protocol.InvalidRequest("message or attachment required", nil)
 	}
-	if len(p.Attachments) > 0 {
-		return nil, protocol.InvalidRequest("attachments are not supported by this gateway yet; send text", nil)
-	}
 	if (p.OriginatingChannel != "" || p.OriginatingTo != "" || p.OriginatingAccountID != "" || p.OriginatingThreadID != "" ||
 		len(p.SystemInputProvenance) > 0 || p.SystemProvenanceReceipt != "") && !covers(c.scopes, protocol.ScopeAdmin) {
 		return nil, protocol.MissingScope(protocol.ScopeAdmin, c.protocol)
@@ -105,6 +102,13 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 	dk := "chat:" + runID
 	if cached, ok := s.dedupe.get(dk); ok {
 		return cached, nil
+	}
+	if len(p.Attachments) > 0 {
+		media, e := s.saveAttachments(p.Attachments)
+		if e != nil {
+			return nil, e
+		}
+		in.Media = media
 	}
 	started := map[string]any{"runId": runID, "status": "started"}
 	s.dedupe.put(dk, map[string]any{"runId": runID, "status": "in_flight"})
