@@ -1,0 +1,155 @@
+package slack_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/slack"
+	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
+	"github.com/switchboardhq/switchboard/core"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitFor = 15 * time.Second
+
+// recordSink keeps what the bridge submits and the states it reports.
+type recordSink struct {
+	mu     sync.Mutex
+	got    []bridges.Inbound
+	states []bridges.State
+}
+
+func (s *recordSink) Submit(_ context.Context, m bridges.Inbound) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, m)
+	return nil
+}
+
+func (s *recordSink) State(st bridges.State, _ error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states = append(s.states, st)
+}
+
+func (s *recordSink) all() []bridges.Inbound {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bridges.Inbound(nil), s.got...)
+}
+
+func eventually(cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(waitFor)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
+}
+
+func newBridge(t *testing.T, srv *slacktest.Server) *slack.Bridge {
+	t.Helper()
+	b, err := slack.New(slack.Options{BotToken: srv.BotToken, AppToken: srv.AppToken, APIURL: srv.APIURL, HTTPClient: srv.Client(),
+		Session: core.SessionConfig{DMScope: core.DMScopePerChannelPeer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// start runs the bridge until the test ends (stopped before the fake).
+func start(t *testing.T, b *slack.Bridge, sink bridges.Sink) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Start(ctx, sink) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if !eventually(func() bool { return b.Status().State == bridges.StateConnected }) {
+		t.Fatalf("the bridge did not connect: %+v", b.Status())
+	}
+}
+
+func TestSocketModeMessagesAreNormalizedAndAcked(t *testing.T) {
+	srv := slacktest.New(t)
+	b := newBridge(t, srv)
+	sink := &recordSink{}
+	start(t, b, sink)
+
+	dm := srv.PushEvent(srv.Message("D100", "U9", "hello there", slacktest.WithChannelType("im")))
+	srv.PushEvent(srv.Message("C200", srv.Identity.BotUserID, "my own echo", slacktest.FromBot(srv.Identity.BotID)))
+	mention := srv.PushEvent(srv.AppMention("C200", "U9", "what is up?", slacktest.InThread("1700000000.000001")))
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	for _, id := range []string{dm, mention} {
+		if _, err := srv.WaitAck(ctx, id); err != nil {
+			t.Fatalf("envelope %s not acked: %v", id, err)
+		}
+	}
+	got := sink.all()
+	if len(got) != 2 {
+		t.Fatalf("submitted %d messages, want the DM and the mention (not the bot's own): %+v", len(got), got)
+	}
+	d := got[0].Message
+	if d.SessionKey != "agent:main:slack:direct:u9" || d.ChatType != core.ChatDirect || d.Body != "hello there" || d.Route.To != "D100" {
+		t.Errorf("DM = %+v", d)
+	}
+	m := got[1]
+	if m.Message.SessionKey != "agent:main:slack:channel:c200:thread:1700000000.000001" || !m.Message.WasMentioned ||
+		strings.Contains(m.Message.Body, "<@") || m.Message.Route.ThreadID != "1700000000.000001" || m.GroupID != "C200" {
+		t.Errorf("mention = %+v / %+v", m, m.Message)
+	}
+	if m.DedupeKey == "" || m.DedupeKey == got[0].DedupeKey {
+		t.Errorf("dedupe keys %q and %q must be set and differ", got[0].DedupeKey, m.DedupeKey)
+	}
+}
+
+func TestDeliverMrkdwnChunksInThread(t *testing.T) {
+	srv := slacktest.New(t)
+	b, err := slack.New(slack.Options{BotToken: srv.BotToken, AppToken: srv.AppToken, APIURL: srv.APIURL, HTTPClient: srv.Client(), ChunkLimit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "**Bold** start and a [link](https://example.com).\n\n" + strings.Repeat("More words in a long paragraph. ", 8)
+	rc, err := b.Deliver(t.Context(), bridges.Outbound{Route: core.Route{Channel: "slack", To: "C200", ThreadID: "1700000000.000001"}, Text: text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := srv.Sent()
+	if len(sent) < 2 || len(rc.MessageIDs) != len(sent) {
+		t.Fatalf("sent %d chunks (receipt %d), want the answer split", len(sent), len(rc.MessageIDs))
+	}
+	for i, m := range sent {
+		if m.ThreadTS != "1700000000.000001" || len(m.Text) > 100 {
+			t.Errorf("chunk %d: thread %q, %d bytes", i, m.ThreadTS, len(m.Text))
+		}
+	}
+	if !strings.HasPrefix(sent[0].Text, "*Bold*") || !strings.Contains(sent[0].Text, "<https://example.com|link>") {
+		t.Errorf("mrkdwn = %q", sent[0].Text)
+	}
+}
+
+func TestInvalidAuthIsTerminal(t *testing.T) {
+	srv := slacktest.New(t)
+	b, err := slack.New(slack.Options{BotToken: "xoxb-wrong", AppToken: srv.AppToken, APIURL: srv.APIURL, HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Start(t.Context(), &recordSink{})
+	if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
+		t.Fatalf("Start = %v, want invalid_auth", err)
+	}
+	if st := b.Status(); st.State != bridges.StateBadCredentials {
+		t.Errorf("status = %+v", st)
+	}
+}
