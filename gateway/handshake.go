@@ -159,9 +159,11 @@ func (s *Server) handshake(c *conn, r *http.Request) bool {
 		})
 	}
 	c.log = c.log.With("client", p.Client.ID, "role", p.Role)
+	// Counted before hello-ok leaves, so a client that has read it sees
+	// itself in /metrics.
+	s.metrics.handshakes.WithLabelValues("ok").Inc()
 	c.respond(req.ID, json.RawMessage(hello), nil)
 	c.ready.Store(true)
-	s.metrics.handshakes.WithLabelValues("ok").Inc()
 	c.log.Info("gateway client connected", "protocol", proto, "ip", c.ip, "device", g.deviceID != "", "scopes", strings.Join(g.scopes, ","))
 	return true
 }
