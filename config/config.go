@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"os"
 	"path/filepath"
@@ -66,6 +67,8 @@ type Config struct {
 type ChannelsConfig struct {
 	// Telegram is the Telegram bot (long polling through the Bot API).
 	Telegram telegram.Config `json:"telegram"`
+	// Slack is the Slack app (Socket Mode).
+	Slack slack.Config `json:"slack"`
 }
 
 // MessagesConfig is the `messages:` section of the configuration.

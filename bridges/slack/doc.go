@@ -11,6 +11,6 @@
 // chunks (8000 by default) in the route's thread, waiting out 429
 // Retry-After, with the ledger; the ack reaction through reactions.add.
 // The request signature check of the Events API over HTTP is
-// VerifySignature. Not yet: the HTTP mode itself, files, configuration
-// and wiring in `switchboard run`.
+// VerifySignature. `switchboard run` starts the bridge from
+// channels.slack. Not yet: the HTTP mode itself and files.
 package slack

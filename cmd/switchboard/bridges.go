@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
@@ -52,6 +53,50 @@ func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
 // wireBridges adds one daemon component per enabled bridge, after the
 // dispatcher and the gateway (intake starts last and stops first).
 func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+	wireTelegram(d, cfg, stateDir, bs, st, disp)
+	wireSlack(d, cfg, bs, st, disp)
+}
+
+// gateFor builds the gate a bridge runs with.
+func gateFor(cfg *config.Config, b bridges.Bridge, access bridges.Access, react func(context.Context, core.Route, bridges.MessageID, string) error,
+	st *store.SQLite, disp *queue.Dispatcher, log *slog.Logger) *bridges.Gate {
+	return &bridges.Gate{
+		Channel: b.Name(), AccountID: b.AccountID(), Access: access, Pairing: st,
+		Dispatch: bridges.QueueDispatcher{D: disp}, History: &bridges.GroupHistory{}, Log: log,
+		Reply: func(ctx context.Context, out bridges.Outbound) error {
+			_, err := b.Deliver(ctx, out)
+			return err
+		},
+		AckReaction: cfg.Messages.AckReaction, AckScope: cfg.Messages.AckReactionScope, React: react,
+	}
+}
+
+// wireSlack adds the Slack bridge when channels.slack is enabled.
+func wireSlack(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+	sc := cfg.Channels.Slack
+	if !sc.Enabled {
+		return
+	}
+	d.add("slack",
+		func(context.Context) error {
+			opts := sc.Options(core.DefaultAgentID, cfg.Session)
+			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
+			opts.Log = bs.log.With("channel", slack.Channel)
+			b, err := slack.New(opts)
+			if err != nil {
+				return err
+			}
+			bs.router.Ledger = st()
+			bs.router.Add(b, sc.ReplyToMode, sc.ResponsePrefix)
+			bs.start(d, b, gateFor(cfg, b, sc.Access(), b.React, st(), disp(), opts.Log))
+			return nil
+		},
+		bs.stop,
+	)
+}
+
+// wireTelegram adds the Telegram bridge when channels.telegram is enabled.
+func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
 	tg := cfg.Channels.Telegram
 	if !tg.Enabled {
 		return
@@ -77,16 +122,7 @@ func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 				bs.log.Debug("outbound ledger pruned", "rows", n)
 			}
 			bs.router.Add(b, tg.ReplyToMode, tg.ResponsePrefix)
-			gate := &bridges.Gate{
-				Channel: telegram.Channel, AccountID: b.AccountID(), Access: tg.Access(), Pairing: st(),
-				Dispatch: bridges.QueueDispatcher{D: disp()}, History: &bridges.GroupHistory{},
-				Log: opts.Log,
-				Reply: func(ctx context.Context, out bridges.Outbound) error {
-					_, err := b.Deliver(ctx, out)
-					return err
-				},
-				AckReaction: cfg.Messages.AckReaction, AckScope: cfg.Messages.AckReactionScope, React: b.React,
-			}
+			gate := gateFor(cfg, b, tg.Access(), b.React, st(), disp(), opts.Log)
 			bs.start(d, b, gate)
 			return nil
 		},

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
@@ -100,5 +101,57 @@ func TestRunAnswersTelegram(t *testing.T) {
 	}
 	if strings.Contains(tc.err.String(), tg.Token) {
 		t.Error("the bot token appears in the daemon's logs")
+	}
+}
+
+// `switchboard run` with channels.slack enabled answers a Slack DM in
+// Socket Mode through the configured API.
+func TestRunAnswersSlack(t *testing.T) {
+	srv := slacktest.New(t)
+	state := t.TempDir()
+	env := map[string]string{"SWITCHBOARD_STATE_DIR": state, "SLACK_BOT": srv.BotToken, "SLACK_APP": srv.AppToken}
+	cfgPath := testConfig(t, freePort(t))
+	f, err := os.OpenFile(cfgPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`channels:
+  slack:
+    enabled: true
+    botToken: ${SLACK_BOT}
+    appToken: ${SLACK_APP}
+    apiUrl: ` + srv.APIURL + `
+    dmPolicy: open
+    allowFrom: ["*"]
+`)
+	f.Close()
+	tc := newTestCLI(env)
+	done := make(chan int, 1)
+	go func() { done <- tc.run("run", "--config", cfgPath, "--log-format", "json") }()
+	waitReady(t, "http://"+listenAddr(t, tc.err.String))
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.WaitConnected(ctx, 1); err != nil {
+		t.Fatalf("the bridge never opened Socket Mode: %v\n%s", err, tc.err.String())
+	}
+	id := srv.PushEvent(srv.Message("D100", "U9", "hello from slack", slacktest.WithChannelType("im")))
+	if _, err := srv.WaitAck(ctx, id); err != nil {
+		t.Fatalf("event not acked: %v", err)
+	}
+	sent, err := srv.WaitSent(ctx, 1)
+	if err != nil {
+		t.Fatalf("no answer on Slack: %v\n%s", err, tc.err.String())
+	}
+	if sent[0].Channel != "D100" || !strings.Contains(sent[0].Text, "hello from slack") {
+		t.Errorf("answer = %+v, want the echo in the DM", sent[0])
+	}
+	tc.sigs <- os.Interrupt
+	if code := <-done; code != exitOK {
+		t.Fatalf("run exit %d: %s", code, tc.err.String())
+	}
+	for _, secret := range []string{srv.BotToken, srv.AppToken} {
+		if strings.Contains(tc.err.String(), secret) {
+			t.Error("a Slack token appears in the daemon's logs")
+		}
 	}
 }

@@ -1,0 +1,77 @@
+package slack
+
+import (
+	"errors"
+
+	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/core"
+)
+
+// Config is the `channels.slack:` section of the configuration.
+type Config struct {
+	// Enabled starts the Slack bridge (it also needs botToken and
+	// appToken).
+	Enabled bool `json:"enabled,omitempty"`
+	// BotToken is the app's bot token (xoxb-…); keep it in the
+	// environment: ${SLACK_BOT_TOKEN}.
+	BotToken string `json:"botToken,omitempty" config:"secret"`
+	// AppToken is the app-level token (xapp-…) with connections:write, for
+	// Socket Mode: ${SLACK_APP_TOKEN}.
+	AppToken string `json:"appToken,omitempty" config:"secret"`
+	// APIURL is the Web API base ending in "/api/"; empty means Slack's.
+	APIURL string `json:"apiUrl,omitempty"`
+	// DMPolicy is who may talk to the bot in a DM: "pairing" (default),
+	// "allowlist", "open" (needs "*" in allowFrom) or "disabled".
+	DMPolicy bridges.DMPolicy `json:"dmPolicy,omitempty"`
+	// AllowFrom lists Slack user ids (U…) always allowed in DMs; "*" is
+	// anyone.
+	AllowFrom []string `json:"allowFrom,omitempty"`
+	// GroupPolicy is which channels the bot answers in: "allowlist"
+	// (default: only those in groups), "open" or "disabled".
+	GroupPolicy bridges.GroupPolicy `json:"groupPolicy,omitempty"`
+	// Groups configures channels by id (C…, G…); "*" applies to every
+	// channel. Each may set requireMention (default true) and allowFrom.
+	Groups map[string]bridges.GroupRule `json:"groups,omitempty"`
+	// GroupAllowFrom limits who may trigger the bot in any channel.
+	GroupAllowFrom []string `json:"groupAllowFrom,omitempty"`
+	// HistoryLimit is how many channel messages not addressed to the bot
+	// are kept per channel for the next one that is; default 50, 0 off.
+	HistoryLimit *int `json:"historyLimit,omitempty"`
+	// ReplyToMode is "off" (default), "first", "all" or "batched"; a
+	// message in a thread is always answered in its thread.
+	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
+	// ResponsePrefix is put before every reply ("" for none).
+	ResponsePrefix string `json:"responsePrefix,omitempty"`
+	// TextChunkLimit is the longest message sent in one piece (default
+	// 8000).
+	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"40000"`
+}
+
+// Access returns the section's gating settings.
+func (c Config) Access() bridges.Access {
+	return bridges.Access{
+		DMPolicy: c.DMPolicy, AllowFrom: c.AllowFrom, GroupPolicy: c.GroupPolicy, Groups: c.Groups,
+		GroupAllowFrom: c.GroupAllowFrom, HistoryLimit: c.HistoryLimit,
+	}
+}
+
+// Validate reports settings that contradict each other.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Enabled && c.BotToken == "" {
+		errs = append(errs, core.FieldErrorf("botToken", "required when channels.slack.enabled is true: the bot token (xoxb-…), e.g. ${SLACK_BOT_TOKEN}"))
+	}
+	if c.Enabled && c.AppToken == "" {
+		errs = append(errs, core.FieldErrorf("appToken", "required when channels.slack.enabled is true: an app-level token (xapp-…) with connections:write for Socket Mode, e.g. ${SLACK_APP_TOKEN}"))
+	}
+	if err := c.Access().Validate(); err != nil {
+		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
+	}
+	return errors.Join(errs...)
+}
+
+// Options turns the section into bridge options; the caller adds the
+// logger.
+func (c Config) Options(agentID string, session core.SessionConfig) Options {
+	return Options{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit}
+}
