@@ -426,3 +426,37 @@ func TestTelegramSection(t *testing.T) {
 		}
 	}
 }
+
+func TestSlackSection(t *testing.T) {
+	cfg := mustParse(t, minimal+`channels:
+  slack:
+    enabled: true
+    botToken: xoxb-1
+    mode: http
+    signingSecret: s3cret
+`, nil)
+	o := cfg.Channels.Slack.Options("main", cfg.Session)
+	if o.HTTP == nil || o.HTTP.SigningSecret != "s3cret" || o.HTTP.Listen != "127.0.0.1:8788" {
+		t.Errorf("http mode options = %+v", o.HTTP)
+	}
+	es := parseErrors(t, minimal+`channels:
+  slack:
+    enabled: true
+    mode: webhooks
+`, nil)
+	joined := strings.Join(errorLines(es), "\n")
+	for _, want := range []string{"channels.slack.botToken: required", `channels.slack.mode: must be "socket" or "http"`, "channels.slack.appToken: required"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("errors lack %q:\n%s", want, joined)
+		}
+	}
+	es = parseErrors(t, minimal+`channels:
+  slack:
+    enabled: true
+    botToken: xoxb-1
+    mode: http
+`, nil)
+	if joined := strings.Join(errorLines(es), "\n"); !strings.Contains(joined, "channels.slack.signingSecret: required in http mode") {
+		t.Errorf("errors = %s", joined)
+	}
+}

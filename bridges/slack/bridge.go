@@ -40,6 +40,9 @@ type Options struct {
 	ChunkLimit int
 	// MentionPatterns address the bot in channels besides <@bot>.
 	MentionPatterns []string
+	// HTTP, when set, receives events over HTTP instead of Socket Mode
+	// (the app token is then not needed).
+	HTTP *HTTPOptions
 	// HTTPClient makes the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Log receives connection events; nil discards them.
@@ -58,6 +61,7 @@ type Bridge struct {
 	mu    sync.Mutex
 	botID string // the bot's user id, from auth.test
 	team  string
+	sink  bridges.Sink // set while Start runs (HTTP mode)
 }
 
 var (
@@ -67,8 +71,11 @@ var (
 
 // New validates the options and builds the bridge; it does no network IO.
 func New(opts Options) (*Bridge, error) {
-	if opts.BotToken == "" || opts.AppToken == "" {
+	if opts.BotToken == "" || (opts.AppToken == "" && opts.HTTP == nil) {
 		return nil, errors.New("slack: botToken (xoxb-…) and appToken (xapp-…, for Socket Mode) are required")
+	}
+	if opts.HTTP != nil && opts.HTTP.SigningSecret == "" {
+		return nil, errors.New("slack: the Events API over HTTP needs the app's signing secret")
 	}
 	if opts.AccountID == "" {
 		opts.AccountID = "default"
@@ -152,8 +159,16 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		return err
 	}
 	b.mu.Lock()
-	b.botID, b.team = auth.UserID, auth.TeamID
+	b.botID, b.team, b.sink = auth.UserID, auth.TeamID, sink
 	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.sink = nil
+		b.mu.Unlock()
+	}()
+	if b.opts.HTTP != nil {
+		return b.serveHTTP(ctx, sink)
+	}
 
 	smc := socketmode.New(b.api, socketmode.OptionLog(discardLogger{}))
 	ctx, cancel := context.WithCancel(ctx)

@@ -1,7 +1,12 @@
 package slack_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,5 +156,58 @@ func TestInvalidAuthIsTerminal(t *testing.T) {
 	}
 	if st := b.Status(); st.State != bridges.StateBadCredentials {
 		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestEventsAPIOverHTTP(t *testing.T) {
+	srv := slacktest.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	const secret = "signing-secret-0123456789"
+	b, err := slack.New(slack.Options{BotToken: srv.BotToken, APIURL: srv.APIURL, HTTPClient: srv.Client(),
+		HTTP: &slack.HTTPOptions{SigningSecret: secret, Listen: addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &recordSink{}
+	start(t, b, sink)
+	url := "http://" + addr + slack.DefaultEventsPath
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+
+	ev := srv.Message("D100", "U9", "over http", slacktest.WithChannelType("im"))
+	if code, err := srv.PostEvent(ctx, url, "wrong-secret", ev); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("wrong signature: %d %v, want 401", code, err)
+	}
+	if code, err := srv.PostEvent(ctx, url, secret, ev); err != nil || code != http.StatusOK {
+		t.Fatalf("signed event: %d %v", code, err)
+	}
+	// Slack's retry of the same event carries the same event_id: the same
+	// dedupe key, so the journal takes it once.
+	if code, err := srv.PostEvent(ctx, url, secret, ev, slacktest.WithRetry(1, "http_timeout")); err != nil || code != http.StatusOK {
+		t.Fatalf("retried event: %d %v", code, err)
+	}
+	got := sink.all()
+	if len(got) != 2 || got[0].Message.Body != "over http" || got[0].DedupeKey == "" || got[0].DedupeKey != got[1].DedupeKey {
+		t.Fatalf("submitted = %+v", got)
+	}
+	// url_verification is answered with its challenge.
+	body := []byte(`{"type":"url_verification","token":"t","challenge":"c-123"}`)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	now := time.Now().Unix()
+	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(now, 10))
+	req.Header.Set("X-Slack-Signature", slack.Sign(secret, now, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(answer) != "c-123" {
+		t.Errorf("url_verification = %d %q, want the challenge", resp.StatusCode, answer)
 	}
 }

@@ -20,6 +20,14 @@ type Config struct {
 	AppToken string `json:"appToken,omitempty" config:"secret"`
 	// APIURL is the Web API base ending in "/api/"; empty means Slack's.
 	APIURL string `json:"apiUrl,omitempty"`
+	// Mode is "socket" (default: Socket Mode, needs appToken) or "http"
+	// (the Events API over HTTP, needs signingSecret).
+	Mode string `json:"mode,omitempty"`
+	// SigningSecret verifies Events API requests in http mode:
+	// ${SLACK_SIGNING_SECRET}.
+	SigningSecret string `json:"signingSecret,omitempty" config:"secret"`
+	// HTTP is where http mode listens.
+	HTTP HTTPConfig `json:"http"`
 	// DMPolicy is who may talk to the bot in a DM: "pairing" (default),
 	// "allowlist", "open" (needs "*" in allowFrom) or "disabled".
 	DMPolicy bridges.DMPolicy `json:"dmPolicy,omitempty"`
@@ -47,6 +55,15 @@ type Config struct {
 	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"40000"`
 }
 
+// HTTPConfig is `channels.slack.http:`.
+type HTTPConfig struct {
+	// Listen is the local address Slack's requests reach through your TLS
+	// proxy (default 127.0.0.1:8788).
+	Listen string `json:"listen,omitempty"`
+	// Path is the path served (default /slack/events).
+	Path string `json:"path,omitempty"`
+}
+
 // Access returns the section's gating settings.
 func (c Config) Access() bridges.Access {
 	return bridges.Access{
@@ -61,7 +78,15 @@ func (c Config) Validate() error {
 	if c.Enabled && c.BotToken == "" {
 		errs = append(errs, core.FieldErrorf("botToken", "required when channels.slack.enabled is true: the bot token (xoxb-…), e.g. ${SLACK_BOT_TOKEN}"))
 	}
-	if c.Enabled && c.AppToken == "" {
+	switch c.Mode {
+	case "", "socket", "http":
+	default:
+		errs = append(errs, core.FieldErrorf("mode", `must be "socket" or "http"`))
+	}
+	if c.Enabled && c.Mode == "http" && c.SigningSecret == "" {
+		errs = append(errs, core.FieldErrorf("signingSecret", "required in http mode: the app's signing secret, e.g. ${SLACK_SIGNING_SECRET}"))
+	}
+	if c.Enabled && c.Mode != "http" && c.AppToken == "" {
 		errs = append(errs, core.FieldErrorf("appToken", "required when channels.slack.enabled is true: an app-level token (xapp-…) with connections:write for Socket Mode, e.g. ${SLACK_APP_TOKEN}"))
 	}
 	if err := c.Access().Validate(); err != nil {
@@ -73,5 +98,13 @@ func (c Config) Validate() error {
 // Options turns the section into bridge options; the caller adds the
 // logger.
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
-	return Options{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit}
+	o := Options{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit}
+	if c.Mode == "http" {
+		listen := c.HTTP.Listen
+		if listen == "" {
+			listen = "127.0.0.1:8788"
+		}
+		o.HTTP = &HTTPOptions{SigningSecret: c.SigningSecret, Listen: listen, Path: c.HTTP.Path}
+	}
+	return o
 }

@@ -10,7 +10,9 @@
 // its message, the event_id as the durable dedupe key; delivery as mrkdwn
 // chunks (8000 by default) in the route's thread, waiting out 429
 // Retry-After, with the ledger; the ack reaction through reactions.add.
-// The request signature check of the Events API over HTTP is
-// VerifySignature. `switchboard run` starts the bridge from
-// channels.slack. Not yet: the HTTP mode itself and files.
+// With HTTPOptions (channels.slack.mode: http) events arrive over HTTP
+// instead: each request's signature is checked (VerifySignature),
+// url_verification is answered, and an event is answered 200 only after
+// the sink took it. `switchboard run` starts the bridge from
+// channels.slack. Not yet: files.
 package slack

@@ -1,0 +1,132 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/slack-go/slack/slackevents"
+	"github.com/switchboardhq/switchboard/bridges"
+)
+
+// HTTPOptions switch the bridge from Socket Mode to the Events API over
+// HTTP: Slack POSTs each event, signed with the app's signing secret.
+type HTTPOptions struct {
+	// SigningSecret verifies every request (VerifySignature).
+	SigningSecret string
+	// Listen is the local address to serve on, behind your TLS proxy;
+	// empty means the embedding program mounts the bridge itself
+	// (bridges.WebhookHandler).
+	Listen string
+	// Path is the path served; empty means DefaultEventsPath.
+	Path string
+}
+
+// DefaultEventsPath is where the bridge receives Events API requests.
+const DefaultEventsPath = "/slack/events"
+
+// maxEventBody caps one request's body.
+const maxEventBody = 1 << 20
+
+var _ bridges.WebhookHandler = (*Bridge)(nil)
+
+// WebhookPath implements bridges.WebhookHandler.
+func (b *Bridge) WebhookPath() string {
+	if b.opts.HTTP == nil || b.opts.HTTP.Path == "" {
+		return DefaultEventsPath
+	}
+	return b.opts.HTTP.Path
+}
+
+// ServeHTTP implements bridges.WebhookHandler: the signature is checked
+// (401 otherwise), url_verification is answered with its challenge, and an
+// event is answered 200 only after the sink took its message (an error
+// answers 500, and Slack retries; retries carry the same event_id, the
+// dedupe key).
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST events here", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxEventBody+1))
+	if err != nil || len(body) > maxEventBody {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if b.opts.HTTP == nil {
+		http.Error(w, "the bridge is not in HTTP mode", http.StatusNotFound)
+		return
+	}
+	if err := VerifySignature(r.Header, body, b.opts.HTTP.SigningSecret, b.opts.Now()); err != nil {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	outer, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
+	if err != nil {
+		http.Error(w, "not an Events API request", http.StatusBadRequest)
+		return
+	}
+	if outer.Type == slackevents.URLVerification {
+		var v slackevents.EventsAPIURLVerificationEvent
+		if err := json.Unmarshal(body, &v); err != nil {
+			http.Error(w, "bad url_verification", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, v.Challenge)
+		return
+	}
+	b.mu.Lock()
+	sink := b.sink
+	b.mu.Unlock()
+	if sink == nil {
+		http.Error(w, "the bridge is starting", http.StatusServiceUnavailable)
+		return
+	}
+	if msg, ok := b.normalize(outer); ok {
+		if err := sink.Submit(r.Context(), msg); err != nil {
+			b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", err)
+			http.Error(w, "not accepted, retry", http.StatusInternalServerError)
+			return
+		}
+		b.tracker.Inbound()
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// serveHTTP serves Listen until ctx ends.
+func (b *Bridge) serveHTTP(ctx context.Context, sink bridges.Sink) error {
+	h := b.opts.HTTP
+	if h.Listen == "" {
+		b.setState(sink, bridges.StateConnected, nil)
+		<-ctx.Done()
+		return nil
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", h.Listen)
+	if err != nil {
+		err = fmt.Errorf("slack: http.listen %s: %w", h.Listen, err)
+		b.setState(sink, bridges.StateTransientDisconnect, err)
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(b.WebhookPath(), b)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	b.setState(sink, bridges.StateConnected, nil)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
