@@ -184,3 +184,31 @@ type WebhookHandler interface {
 	WebhookPath() string
 	http.Handler
 }
+
+// SendOnce sends one piece of an Outbound through send, unless the
+// outbound's ledger already records key's piece as sent, in which case the
+// recorded id comes back and nothing is sent. A piece sent is recorded
+// (even if ctx has ended), so a delivery repeated after a crash sends only
+// what is missing. piece numbers the piece within the Outbound ("0",
+// "m1"...); without a ledger or key, SendOnce just sends.
+func SendOnce(ctx context.Context, out Outbound, piece string, send func() (MessageID, error)) (MessageID, error) {
+	key := ""
+	if out.Ledger != nil && out.LedgerKey != "" {
+		key = out.LedgerKey + ":" + piece
+		if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
+			return "", err
+		} else if ok {
+			return MessageID(sent), nil
+		}
+	}
+	id, err := send()
+	if err != nil {
+		return "", err
+	}
+	if key != "" {
+		if err := out.Ledger.Record(context.WithoutCancel(ctx), key, string(id)); err != nil {
+			return id, err
+		}
+	}
+	return id, nil
+}

@@ -2,6 +2,7 @@ package bridges
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -104,3 +105,30 @@ type nopLedger struct{}
 
 func (nopLedger) Sent(context.Context, string) (string, bool, error) { return "", false, nil }
 func (nopLedger) Record(context.Context, string, string) error       { return nil }
+
+type mapLedger map[string]string
+
+func (m mapLedger) Sent(_ context.Context, k string) (string, bool, error) {
+	v, ok := m[k]
+	return v, ok, nil
+}
+func (m mapLedger) Record(_ context.Context, k, id string) error { m[k] = id; return nil }
+
+func TestSendOnce(t *testing.T) {
+	ledger := mapLedger{"run-1:0:0": "100"}
+	out := Outbound{Ledger: ledger, LedgerKey: "run-1:0"}
+	sends := 0
+	send := func() (MessageID, error) { sends++; return MessageID(fmt.Sprint(200 + sends)), nil }
+	if id, err := SendOnce(t.Context(), out, "0", send); id != "100" || err != nil || sends != 0 {
+		t.Errorf("recorded piece: %q %v, %d sends; want the recorded id and no send", id, err, sends)
+	}
+	if id, err := SendOnce(t.Context(), out, "1", send); id != "201" || err != nil || ledger["run-1:0:1"] != "201" {
+		t.Errorf("new piece: %q %v, ledger %v", id, err, ledger)
+	}
+	if id, _ := SendOnce(t.Context(), out, "1", send); id != "201" || sends != 1 {
+		t.Errorf("repeated piece sent again (%d sends)", sends)
+	}
+	if id, _ := SendOnce(t.Context(), Outbound{}, "0", send); id != "202" || len(ledger) != 2 {
+		t.Errorf("without a ledger: %q, ledger %v", id, ledger)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -311,30 +312,23 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 		thread = string(out.ReplyToMessageID)
 	}
 	for i, chunk := range chunks {
-		key := ""
-		if out.Ledger != nil && out.LedgerKey != "" {
-			key = fmt.Sprintf("%s:%d", out.LedgerKey, i)
-			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
-				return rc, err
-			} else if ok {
-				rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
-				continue
+		sent, err := bridges.SendOnce(ctx, out, strconv.Itoa(i), func() (bridges.MessageID, error) {
+			opts := []slackapi.MsgOption{slackapi.MsgOptionText(chunk, false)}
+			if thread != "" {
+				opts = append(opts, slackapi.MsgOptionTS(thread))
 			}
+			ts, err := b.post(ctx, out.Route.To, opts)
+			if err != nil {
+				return "", fmt.Errorf("slack: sending chunk %d of %d: %w", i+1, len(chunks), err)
+			}
+			b.tracker.Outbound()
+			return bridges.MessageID(ts), nil
+		})
+		if sent != "" {
+			rc.MessageIDs = append(rc.MessageIDs, sent)
 		}
-		opts := []slackapi.MsgOption{slackapi.MsgOptionText(chunk, false)}
-		if thread != "" {
-			opts = append(opts, slackapi.MsgOptionTS(thread))
-		}
-		ts, err := b.post(ctx, out.Route.To, opts)
 		if err != nil {
-			return rc, fmt.Errorf("slack: sending chunk %d of %d: %w", i+1, len(chunks), err)
-		}
-		rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(ts))
-		b.tracker.Outbound()
-		if key != "" {
-			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, ts); err != nil {
-				return rc, err
-			}
+			return rc, err
 		}
 	}
 	return rc, nil

@@ -33,61 +33,45 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 		chunks = b.render(out.Text)
 	}
 	for i, chunk := range chunks {
-		key := ""
-		if out.Ledger != nil && out.LedgerKey != "" {
-			key = out.LedgerKey + ":" + strconv.Itoa(i)
-			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
-				return rc, err
-			} else if ok {
-				rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
-				continue
+		sent, err := bridges.SendOnce(ctx, out, strconv.Itoa(i), func() (bridges.MessageID, error) {
+			params := &bot.SendMessageParams{
+				ChatID: id, Text: chunk, ParseMode: models.ParseModeHTML, MessageThreadID: threadID(out.Route, false),
+				DisableNotification: out.Silent,
+				LinkPreviewOptions:  &models.LinkPreviewOptions{IsDisabled: bot.True()},
 			}
-		}
-		params := &bot.SendMessageParams{
-			ChatID: id, Text: chunk, ParseMode: models.ParseModeHTML, MessageThreadID: threadID(out.Route, false),
-			DisableNotification: out.Silent,
-			LinkPreviewOptions:  &models.LinkPreviewOptions{IsDisabled: bot.True()},
-		}
-		if i == 0 && out.ReplyToMessageID != "" {
-			if to, err := strconv.Atoi(string(out.ReplyToMessageID)); err == nil {
-				params.ReplyParameters = &models.ReplyParameters{MessageID: to, AllowSendingWithoutReply: true}
+			if i == 0 && out.ReplyToMessageID != "" {
+				if to, err := strconv.Atoi(string(out.ReplyToMessageID)); err == nil {
+					params.ReplyParameters = &models.ReplyParameters{MessageID: to, AllowSendingWithoutReply: true}
+				}
 			}
+			msg, err := b.send(ctx, params)
+			if err != nil {
+				return "", fmt.Errorf("telegram: sending chunk %d of %d to %s: %w", i+1, len(chunks), out.Route.To, err)
+			}
+			b.tracker.Outbound()
+			return bridges.MessageID(strconv.Itoa(msg.ID)), nil
+		})
+		if sent != "" {
+			rc.MessageIDs = append(rc.MessageIDs, sent)
 		}
-		msg, err := b.send(ctx, params)
 		if err != nil {
-			return rc, fmt.Errorf("telegram: sending chunk %d of %d to %s: %w", i+1, len(chunks), out.Route.To, err)
-		}
-		sent := strconv.Itoa(msg.ID)
-		rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
-		b.tracker.Outbound()
-		if key != "" {
-			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, sent); err != nil {
-				return rc, err
-			}
+			return rc, err
 		}
 	}
 	for j, ref := range out.MediaURLs {
-		key := ""
-		if out.Ledger != nil && out.LedgerKey != "" {
-			key = out.LedgerKey + ":m" + strconv.Itoa(j)
-			if sent, ok, err := out.Ledger.Sent(ctx, key); err != nil {
-				return rc, err
-			} else if ok {
-				rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
-				continue
+		sent, err := bridges.SendOnce(ctx, out, "m"+strconv.Itoa(j), func() (bridges.MessageID, error) {
+			msg, err := b.sendMedia(ctx, out.Route, ref)
+			if err != nil {
+				return "", fmt.Errorf("telegram: sending attachment %d of %d: %w", j+1, len(out.MediaURLs), err)
 			}
+			b.tracker.Outbound()
+			return bridges.MessageID(strconv.Itoa(msg.ID)), nil
+		})
+		if sent != "" {
+			rc.MessageIDs = append(rc.MessageIDs, sent)
 		}
-		msg, err := b.sendMedia(ctx, out.Route, ref)
 		if err != nil {
-			return rc, fmt.Errorf("telegram: sending attachment %d of %d: %w", j+1, len(out.MediaURLs), err)
-		}
-		sent := strconv.Itoa(msg.ID)
-		rc.MessageIDs = append(rc.MessageIDs, bridges.MessageID(sent))
-		b.tracker.Outbound()
-		if key != "" {
-			if err := out.Ledger.Record(context.WithoutCancel(ctx), key, sent); err != nil {
-				return rc, err
-			}
+			return rc, err
 		}
 	}
 	return rc, nil
