@@ -86,7 +86,6 @@ func wireSlack(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.SQ
 			if err != nil {
 				return err
 			}
-			bs.router.Ledger = st()
 			bs.router.Add(b, sc.ReplyToMode, sc.ResponsePrefix)
 			bs.start(d, b, gateFor(cfg, b, sc.Access(), b.React, st(), disp(), opts.Log))
 			return nil
@@ -113,7 +112,6 @@ func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet,
 			if err != nil {
 				return err
 			}
-			bs.router.Ledger = st()
 			// Ledger rows matter only until their delivery is done; keep a
 			// week for the record.
 			if n, err := st().PruneLedger(ctx, time.Now().Add(-ledgerRetention).UnixMilli()); err != nil {

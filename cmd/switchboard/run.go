@@ -131,6 +131,9 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	var disp *queue.Dispatcher
 	d.add("dispatcher",
 		func(ctx context.Context) (err error) {
+			// Set before the dispatcher can deliver anything: the router is
+			// read concurrently from then on.
+			bs.router.Ledger = st
 			runner, err = newRunner(cfg, w.stateDir, w.home, st, log)
 			if err != nil {
 				return err
