@@ -2,24 +2,18 @@ package telegram
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/core"
 )
 
 // DefaultMaxMediaBytes caps an inbound attachment; the Bot API's getFile
 // serves at most 20 MB anyway.
-const DefaultMaxMediaBytes = 20 << 20
+const DefaultMaxMediaBytes = bridges.DefaultMaxMediaBytes
 
 // attachment is a file a message carries.
 type attachment struct {
@@ -90,51 +84,8 @@ func (b *Bridge) download(ctx context.Context, a attachment) (string, error) {
 	if err != nil {
 		return "", b.redact(err)
 	}
-	resp, err := b.opts.HTTPClient.Do(req)
-	if err != nil {
-		return "", b.redact(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("file download answered HTTP %d", resp.StatusCode)
-	}
-	if err := os.MkdirAll(b.opts.MediaDir, 0o700); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(a.uniqueID + "\x00" + a.fileID))
-	name := hex.EncodeToString(sum[:8]) + extension(a, f.FilePath)
-	path := filepath.Join(b.opts.MediaDir, name)
-	tmp, err := os.CreateTemp(b.opts.MediaDir, ".download-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, b.opts.MaxMediaBytes+1))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", b.redact(err)
-	}
-	if n > b.opts.MaxMediaBytes {
-		return "", fmt.Errorf("the file is over the %d-byte limit", b.opts.MaxMediaBytes)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", err
-	}
-	return path, nil
-}
-
-// extension picks a file extension from the name, the server's path, or
-// the media type.
-func extension(a attachment, serverPath string) string {
-	for _, p := range []string{a.name, serverPath} {
-		if ext := filepath.Ext(p); ext != "" && len(ext) <= 8 && !strings.ContainsAny(ext, `/\`) {
-			return strings.ToLower(ext)
-		}
-	}
-	if exts, _ := mime.ExtensionsByType(a.mime); len(exts) > 0 {
-		return exts[0]
-	}
-	return ""
+	path, err := bridges.SaveDownload(b.opts.HTTPClient, bridges.Download{
+		Request: req, ID: a.uniqueID + "\x00" + a.fileID, Name: a.name, MimeType: a.mime, Size: a.size,
+	}, b.opts.MediaDir, b.opts.MaxMediaBytes)
+	return path, b.redact(err)
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
+		"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -27,8 +28,11 @@ func (b *Bridge) sendMedia(ctx context.Context, route core.Route, ref string) (*
 	}
 	var file models.InputFile
 	name := ref
-	if u, err := url.Parse(ref); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		file, name = &models.InputFileString{Data: ref}, u.Path
+	if bridges.IsRemoteMedia(ref) {
+		file = &models.InputFileString{Data: ref}
+		if u, err := url.Parse(ref); err == nil {
+			name = u.Path
+		}
 	} else {
 		path, err := b.localMedia(ref)
 		if err != nil {
@@ -54,25 +58,9 @@ func (b *Bridge) sendMedia(ctx context.Context, route core.Route, ref string) (*
 // localMedia resolves a local media reference inside MediaDir's parent
 // (the state directory's media folder), refusing anything outside it.
 func (b *Bridge) localMedia(ref string) (string, error) {
-	if b.opts.MediaDir == "" {
-		return "", fmt.Errorf("telegram: media %q is not an http(s) URL and no media directory is configured", ref)
-	}
-	root, err := filepath.Abs(filepath.Dir(b.opts.MediaDir))
+	p, err := bridges.LocalMedia(b.opts.MediaDir, ref)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("telegram: %w", err)
 	}
-	path, err := filepath.Abs(strings.TrimPrefix(ref, "file://"))
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	if realRoot, err := filepath.EvalSymlinks(root); err == nil {
-		root = realRoot
-	}
-	if rel, err := filepath.Rel(root, path); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("telegram: media %q is outside the media directory; only http(s) URLs and files under %s can be sent", ref, root)
-	}
-	return path, nil
+	return p, nil
 }
