@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-		"os"
+	"os"
 	"path/filepath"
 	"strings"
 
