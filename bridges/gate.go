@@ -17,6 +17,22 @@ type Dispatcher interface {
 	Submit(ctx context.Context, in *core.Inbound, dedupeKey string) (duplicate bool, err error)
 }
 
+// EventDispatcher is a Dispatcher that also queues system events for a
+// session's next turn (queue.Dispatcher through QueueDispatcher).
+type EventDispatcher interface {
+	EnqueueSystemEvent(key core.SessionKey, text, contextKey string) bool
+}
+
+// SystemEventSink is a Sink that also takes platform notices that are not
+// messages to answer (an edited or deleted message) as system events for
+// the session's next turn. Bridges find it by type assertion and skip the
+// notice when the sink lacks it.
+type SystemEventSink interface {
+	// SystemEvent queues text for msg's session, after the same access
+	// policy as Submit. contextKey names what the notice is about.
+	SystemEvent(ctx context.Context, msg Inbound, text, contextKey string) error
+}
+
 // PairingStore keeps DM pairing codes and approved senders; *store.SQLite
 // implements it.
 type PairingStore interface {
@@ -81,13 +97,9 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 		g.Tracker.Inbound()
 	}
 	direct := in.ChatType == core.ChatDirect || in.ChatType == ""
-	approved := false
-	if direct && g.Pairing != nil && g.Access.dmPolicyOrDefault() != DMOpen && g.Access.dmPolicyOrDefault() != DMDisabled && !listed(g.Access.AllowFrom, in.Sender) {
-		ok, err := g.Pairing.ChannelSenderAllowed(ctx, g.Channel, g.AccountID, in.Sender.ID)
-		if err != nil {
-			return err
-		}
-		approved = ok
+	approved, err := g.approved(ctx, in)
+	if err != nil {
+		return err
 	}
 	d := g.Access.Decide(msg, approved)
 	g.debug("gate", "verdict", d.Reason, "session", string(in.SessionKey), "message", in.MessageID)
@@ -118,6 +130,40 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 	}
 	if !direct && g.History != nil && msg.HistoryKey != "" {
 		g.History.Clear(msg.HistoryKey)
+	}
+	return nil
+}
+
+// approved reports whether a DM sender was approved by pairing (only
+// asked when the policy and allowFrom do not decide alone).
+func (g *Gate) approved(ctx context.Context, in *core.Inbound) (bool, error) {
+	direct := in.ChatType == core.ChatDirect || in.ChatType == ""
+	policy := g.Access.dmPolicyOrDefault()
+	if !direct || g.Pairing == nil || policy == DMOpen || policy == DMDisabled || listed(g.Access.AllowFrom, in.Sender) {
+		return false, nil
+	}
+	return g.Pairing.ChannelSenderAllowed(ctx, g.Channel, g.AccountID, in.Sender.ID)
+}
+
+// SystemEvent implements SystemEventSink: the notice is queued for the
+// message's session when the chat and sender pass the access policy
+// (mention gating aside: an edit in a group the bot listens to counts),
+// and only if the dispatcher takes system events. The line is queued as
+// untrusted.
+func (g *Gate) SystemEvent(ctx context.Context, msg Inbound, text, contextKey string) error {
+	ev, ok := g.Dispatch.(EventDispatcher)
+	if !ok {
+		return nil
+	}
+	approved, err := g.approved(ctx, msg.Message)
+	if err != nil {
+		return err
+	}
+	switch d := g.Access.Decide(msg, approved); d.Verdict {
+	case Accept, Skip:
+		ev.EnqueueSystemEvent(msg.Message.SessionKey, text, contextKey)
+	default:
+		g.debug("system event dropped by policy", "verdict", d.Reason, "session", string(msg.Message.SessionKey))
 	}
 	return nil
 }
@@ -160,3 +206,9 @@ func (g *Gate) debug(msg string, args ...any) {
 		g.Log.Debug(msg, append([]any{"channel", g.Channel}, args...)...)
 	}
 }
+
+var (
+	_ Sink            = (*Gate)(nil)
+	_ SystemEventSink = (*Gate)(nil)
+	_ EventDispatcher = QueueDispatcher{}
+)

@@ -3,6 +3,7 @@ package bridges
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +18,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // recorder is a Dispatcher that keeps what it is given.
 type recorder struct {
-	mu   sync.Mutex
-	got  []*core.Inbound
-	keys []string
+	mu     sync.Mutex
+	got    []*core.Inbound
+	keys   []string
+	events []string
 }
 
 func (r *recorder) Submit(_ context.Context, in *core.Inbound, key string) (bool, error) {
@@ -28,6 +30,13 @@ func (r *recorder) Submit(_ context.Context, in *core.Inbound, key string) (bool
 	r.got = append(r.got, in)
 	r.keys = append(r.keys, key)
 	return false, nil
+}
+
+func (r *recorder) EnqueueSystemEvent(key core.SessionKey, text, contextKey string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, string(key)+"|"+text+"|"+contextKey)
+	return true
 }
 
 type gateRig struct {
@@ -177,5 +186,33 @@ func TestGateReportsState(t *testing.T) {
 	}
 	if len(changes) != 2 {
 		t.Errorf("state changes = %v, want connected then transient-disconnect", changes)
+	}
+}
+
+func TestGateSystemEventsFollowThePolicy(t *testing.T) {
+	r := newGateRig(t, Access{Groups: map[string]GroupRule{"-100": {}}})
+	ctx := t.Context()
+	group := func(id string) Inbound {
+		return Inbound{
+			Message: &core.Inbound{
+				SessionKey: core.SessionKey("agent:main:telegram:group:" + id), ChatType: core.ChatGroup,
+				Sender: core.Sender{ID: "7"}, Route: core.Route{Channel: "telegram", To: id},
+			},
+			GroupID: id, CanDetectMention: true,
+		}
+	}
+	// An allowlisted group passes without a mention; another group and an
+	// unpaired DM sender do not.
+	for _, msg := range []Inbound{group("-100"), group("-200"), dmFrom("99", "")} {
+		if err := r.gate.SystemEvent(ctx, msg, "Message edited.", "edit:1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"agent:main:telegram:group:-100|Message edited.|edit:1"}
+	if !slices.Equal(r.disp.events, want) {
+		t.Fatalf("events = %q, want %q", r.disp.events, want)
+	}
+	if len(r.disp.got) != 0 || len(r.replies) != 0 {
+		t.Fatalf("a system event started a turn (%d) or a pairing reply (%d)", len(r.disp.got), len(r.replies))
 	}
 }

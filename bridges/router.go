@@ -145,3 +145,9 @@ func (q QueueDispatcher) Submit(ctx context.Context, in *core.Inbound, dedupeKey
 	}
 	return rc.Disposition == queue.Duplicate, nil
 }
+
+// EnqueueSystemEvent implements EventDispatcher; the event is queued as
+// untrusted.
+func (q QueueDispatcher) EnqueueSystemEvent(key core.SessionKey, text, contextKey string) bool {
+	return q.D.EnqueueSystemEvent(key, text, queue.EventOptions{ContextKey: contextKey})
+}
