@@ -177,6 +177,12 @@ func (a Access) Decide(msg Inbound, approved bool) Decision {
 	}
 
 	rule, found := a.Groups[msg.GroupID]
+	for _, id := range msg.GroupParents {
+		if found {
+			break
+		}
+		rule, found = a.Groups[id]
+	}
 	star, starFound := a.Groups["*"]
 	switch a.groupPolicyOrDefault() {
 	case GroupDisabled:

@@ -29,6 +29,8 @@ func TestDecide(t *testing.T) {
 	noDetect.CanDetectMention = false
 
 	allGroups := map[string]GroupRule{"*": {}}
+	thread := group("555", "7", false)
+	thread.GroupParents = []string{"444", "guild:1"}
 	for _, tc := range []struct {
 		name     string
 		access   Access
@@ -57,6 +59,10 @@ func TestDecide(t *testing.T) {
 		{"group requireMention false", Access{Groups: map[string]GroupRule{"-100": {RequireMention: ptr(false)}}}, group("-100", "7", false), false, Accept, "group-allowed"},
 		{"group rule beats star", Access{Groups: map[string]GroupRule{"*": {RequireMention: ptr(false)}, "-100": {RequireMention: ptr(true)}}}, group("-100", "7", false), false, Skip, "no-mention"},
 		{"group star requireMention false", Access{Groups: map[string]GroupRule{"*": {RequireMention: ptr(false)}}}, group("-9", "7", false), false, Accept, "group-allowed"},
+		{"thread under a listed parent", Access{Groups: map[string]GroupRule{"444": {RequireMention: ptr(false)}}}, thread, false, Accept, "group-allowed"},
+		{"thread under a listed guild", Access{Groups: map[string]GroupRule{"guild:1": {RequireMention: ptr(false)}}}, thread, false, Accept, "group-allowed"},
+		{"thread's own rule beats its parent", Access{Groups: map[string]GroupRule{"555": {}, "444": {RequireMention: ptr(false)}}}, thread, false, Skip, "no-mention"},
+		{"thread under an unlisted parent", Access{Groups: map[string]GroupRule{"guild:2": {}}}, thread, false, Ignore, "group-not-allowed"},
 		{"group open", Access{GroupPolicy: GroupOpen}, group("-9", "7", true), false, Accept, "group-allowed"},
 		{"group disabled", Access{GroupPolicy: GroupDisabled, Groups: allGroups}, group("-100", "7", true), false, Ignore, "groups-disabled"},
 		{"group sender allowlist", Access{Groups: allGroups, GroupAllowFrom: []string{"8"}}, group("-100", "7", true), false, Ignore, "sender-not-allowed"},

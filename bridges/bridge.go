@@ -87,6 +87,10 @@ type Inbound struct {
 	// GroupID is the group or channel the message was written in, as the
 	// groups allowlist names it ("" in a direct chat).
 	GroupID string
+	// GroupParents are further ids the group may be configured under,
+	// tried in order when groups has no entry for GroupID (a Discord
+	// thread's parent channel, then "guild:<guild id>").
+	GroupParents []string
 	// HistoryKey is the group's history buffer key
 	// (core.GroupHistoryKey); empty in a direct chat.
 	HistoryKey string

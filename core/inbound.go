@@ -81,6 +81,9 @@ type Inbound struct {
 	ThreadStarter string `json:"threadStarter,omitempty"`
 	// ThreadHistory is earlier thread text; shown only on a new session.
 	ThreadHistory string `json:"threadHistory,omitempty"`
+	// ParentSessionKey is the session of the channel a thread belongs to,
+	// when the thread has a session of its own (Discord), for context.
+	ParentSessionKey SessionKey `json:"parentSessionKey,omitempty"`
 	// ThreadLabel names the thread or topic, if the platform has a name.
 	ThreadLabel string `json:"threadLabel,omitempty"`
 	// TopicID is the forum topic id (Telegram), if any.

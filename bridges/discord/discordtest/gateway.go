@@ -136,6 +136,8 @@ type gatewayState struct {
 	resumes    int
 	heartbeats int
 	noACKs     bool
+	outage     bool
+	noHello    bool
 	closes     []Close
 }
 
@@ -216,6 +218,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	g.conns[c] = struct{}{}
 	q := r.URL.Query()
 	c.version = 10
+	outage := false
 	switch {
 	case q.Get("v") != "" && q.Get("v") != "9" && q.Get("v") != "10":
 		s.closeLocked(c, CloseInvalidAPIVersion, "")
@@ -223,14 +226,23 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		s.closeLocked(c, CloseDecodeError, "discordtest speaks encoding=json only")
 	case q.Get("compress") != "":
 		s.closeLocked(c, CloseDecodeError, "discordtest does not compress the transport")
+	case g.outage:
+		s.dropLocked(c, "discordtest: outage")
+		outage = true
 	default:
 		if q.Get("v") == "9" {
 			c.version = 9
+		}
+		if g.noHello {
+			break
 		}
 		s.enqueueLocked(c, opFrame(opHello, map[string]int64{"heartbeat_interval": max(s.heartbeat.Milliseconds(), 1)}))
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
+	if outage {
+		_ = ws.CloseNow()
+	}
 
 	go s.writeLoop(c)
 	var readErr error
@@ -647,6 +659,38 @@ func (s *Server) DropConnection() {
 	for _, c := range conns {
 		_ = c.ws.CloseNow()
 	}
+}
+
+// SetOutage starts or ends a gateway outage. While it lasts, live
+// connections are cut and every new one is accepted and cut at once,
+// before Hello and without a close frame (the client sees 1006), as when
+// Discord's gateway is down behind its load balancer. Sessions stay
+// resumable; Connections keeps counting the attempts.
+func (s *Server) SetOutage(on bool) {
+	s.mu.Lock()
+	s.gateway.outage = on
+	var conns []*gwConn
+	if on {
+		conns = s.liveConnsLocked()
+		for _, c := range conns {
+			s.dropLocked(c, "discordtest: outage")
+		}
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.ws.CloseNow()
+	}
+}
+
+// WithholdHello makes new gateway connections (on) get no Hello, so a
+// client waits in vain, as in Discord's "no HELLO received" incidents;
+// off restores Hello for connections made afterwards.
+func (s *Server) WithholdHello(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gateway.noHello = on
+	s.notifyLocked()
 }
 
 // CloseWith closes every gateway connection with code and reason (empty:

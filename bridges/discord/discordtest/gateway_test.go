@@ -711,3 +711,68 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	<-done
 }
+
+func TestOutage(t *testing.T) {
+	s := New(t)
+	c := dial(t, s, "")
+	c.identify(allIntents)
+	s.SetOutage(true)
+	if code, _ := c.closed(); code != -1 {
+		t.Errorf("live connection closed with %d during an outage, want a cut (no close frame)", code)
+	}
+	// New connections are cut before Hello, and counted.
+	for range 3 {
+		d := dialRaw(t, s, "v=10&encoding=json")
+		if code, _ := d.closed(); code != -1 {
+			t.Errorf("connection during the outage closed with %d, want a cut", code)
+		}
+	}
+	if n := s.Connections(); n != 4 {
+		t.Errorf("%d connections counted, want 4", n)
+	}
+	s.SetOutage(false)
+	// The session survived: a resume works.
+	d := dial(t, s, "")
+	d.sessionID = c.sessionID
+	d.resume(1)
+	for p := d.read(); p.name() != "RESUMED"; p = d.read() {
+	}
+	if s.Resumes() != 1 {
+		t.Errorf("resumes = %d after the outage", s.Resumes())
+	}
+}
+
+func TestWithholdHello(t *testing.T) {
+	s := New(t)
+	s.WithholdHello(true)
+	c := dialRaw(t, s, "v=10&encoding=json")
+	// Nothing arrives: the first read only ends with the test's deadline,
+	// so ask with a short one.
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, b, err := c.ws.Read(ctx); err == nil {
+		t.Fatalf("got %s, want no Hello", b)
+	}
+	s.WithholdHello(false)
+	dial(t, s, "") // reads Hello
+}
+
+func TestBotRolesInGuildCreate(t *testing.T) {
+	s := New(t)
+	s.SetBotRoles(DefaultGuildID, "900", "901")
+	c := dial(t, s, "")
+	c.identify(allIntents)
+	gc := c.expect(opDispatch, "GUILD_CREATE")
+	var g struct {
+		Members []struct {
+			User  User     `json:"user"`
+			Roles []string `json:"roles"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal(gc.D, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Members) != 1 || g.Members[0].User.ID != s.BotUser.ID || len(g.Members[0].Roles) != 2 || g.Members[0].Roles[0] != "900" {
+		t.Errorf("members = %+v, want the bot with its roles", g.Members)
+	}
+}

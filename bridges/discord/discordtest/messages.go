@@ -136,10 +136,36 @@ func (s *Server) guildLocked(id string) map[string]any {
 		"joined_at":    s.clock().UTC(),
 		"roles":        []map[string]any{{"id": id, "name": "@everyone", "permissions": "0", "position": 0}},
 		"emojis":       []any{},
-		"members":      []any{},
+		"members":      s.botMemberLocked(id),
 		"channels":     channels,
 		"threads":      threads,
 	}
+}
+
+// SetBotRoles gives the bot roles in a guild: GUILD_CREATE lists the
+// bot's member with them, so role mentions (<@&id>, mention_roles) can
+// address the bot. Set it before the client identifies.
+func (s *Server) SetBotRoles(guildID string, roleIDs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.botRoles == nil {
+		s.botRoles = map[string][]string{}
+	}
+	s.botRoles[guildID] = slices.Clone(roleIDs)
+	if !slices.Contains(s.guilds, guildID) {
+		s.guilds = append(s.guilds, guildID)
+	}
+	s.notifyLocked()
+}
+
+// botMemberLocked is GUILD_CREATE's members list: the bot, when it has
+// roles in the guild.
+func (s *Server) botMemberLocked(guildID string) []any {
+	roles, ok := s.botRoles[guildID]
+	if !ok {
+		return []any{}
+	}
+	return []any{map[string]any{"user": s.BotUser, "roles": roles, "joined_at": s.clock().UTC()}}
 }
 
 // compareIDs orders snowflakes numerically, and other IDs after them.

@@ -211,6 +211,7 @@ type Server struct {
 	requests  []Request
 	faults    map[string][]fault    // by route
 	files     map[string]storedFile // by URL path
+	botRoles  map[string][]string   // by guild ID
 	gateway   gatewayState
 }
 
