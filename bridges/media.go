@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -79,7 +80,13 @@ func OpenMedia(ctx context.Context, client *http.Client, mediaDir, ref string, m
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return MediaFile{}, err
+			// *url.Error quotes the whole URL, query (maybe a signature)
+			// included; name it without.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return MediaFile{}, fmt.Errorf("media %s: %w", redactURL(ref), err)
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -44,20 +43,38 @@ type Options struct {
 	// HTTP, when set, receives events over HTTP instead of Socket Mode
 	// (the app token is then not needed).
 	HTTP *HTTPOptions
+	// MediaDir is where inbound files are saved (the daemon uses
+	// <stateDir>/media/slack); empty skips downloads, and each file is
+	// then described to the model as not downloaded. Local files a reply
+	// attaches must lie inside its parent (bridges.LocalMedia).
+	MediaDir string
+	// MaxMediaBytes caps one file downloaded or uploaded; zero means
+	// bridges.DefaultMaxMediaBytes.
+	MaxMediaBytes int64
 	// HTTPClient makes the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Log receives connection events; nil discards them.
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// After waits out rate limits on the clock of Now; nil means
+	// time.After.
+	After func(time.Duration) <-chan time.Time
 }
 
-// Bridge is the Slack bridge, in Socket Mode. Build it with New.
+// Bridge is the Slack bridge, in Socket Mode or over HTTP. Build it with
+// New.
 type Bridge struct {
 	opts     Options
 	api      *slackapi.Client
 	tracker  *bridges.Tracker
 	mentions bridges.Mentions
+
+	pace *pacer
+	// httpBudget bounds the handling of one Events API request, so Slack
+	// has its answer before its 3 s timeout even when the journal is
+	// stuck.
+	httpBudget time.Duration
 
 	mu    sync.Mutex
 	botID string // the bot's user id, from auth.test
@@ -96,6 +113,12 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	if opts.MaxMediaBytes <= 0 {
+		opts.MaxMediaBytes = bridges.DefaultMaxMediaBytes
+	}
 	mentions, err := bridges.NewMentions(opts.MentionPatterns)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
@@ -106,7 +129,9 @@ func New(opts Options) (*Bridge, error) {
 	}
 	return &Bridge{
 		opts: opts, api: slackapi.New(opts.BotToken, apiOpts...), mentions: mentions,
-		tracker: bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
+		tracker:    bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
+		pace:       newPacer(opts.Now, opts.After),
+		httpBudget: defaultHTTPBudget,
 	}, nil
 }
 
@@ -209,163 +234,42 @@ func (b *Bridge) event(ctx context.Context, smc *socketmode.Client, sink bridges
 		if !ok || evt.Request == nil {
 			return
 		}
-		if msg, ok := b.normalize(outer); ok {
-			if err := sink.Submit(ctx, msg); err != nil {
-				// Not acked: Slack delivers the envelope again.
-				b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", err)
-				return
-			}
-			b.tracker.Inbound()
+		if err := b.handle(ctx, sink, outer); err != nil {
+			// Not acked: Slack delivers the envelope again.
+			b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", b.redact(err))
+			return
 		}
 		_ = smc.AckCtx(ctx, evt.Request.EnvelopeID, nil)
 	}
 }
 
-// normalize turns an Events API callback into a gated inbound message.
-func (b *Bridge) normalize(outer slackevents.EventsAPIEvent) (bridges.Inbound, bool) {
-	b.mu.Lock()
-	botID := b.botID
-	b.mu.Unlock()
-	eventID := ""
-	if cb, ok := outer.Data.(*slackevents.EventsAPICallbackEvent); ok {
-		eventID = cb.EventID
+// redact removes the bridge's tokens from an error's text; the chain
+// stays, so errors.As still finds what it wraps.
+func (b *Bridge) redact(err error) error {
+	if err == nil {
+		return nil
 	}
-	var c conversation
-	var text, user string
-	mentioned := false
-	switch ev := outer.InnerEvent.Data.(type) {
-	case *slackevents.MessageEvent:
-		if ev.SubType != "" && ev.SubType != "file_share" && ev.SubType != "thread_broadcast" {
-			return bridges.Inbound{}, false // edits, deletions, joins, bot messages
+	msg := err.Error()
+	clean := msg
+	for _, tok := range []string{b.opts.BotToken, b.opts.AppToken} {
+		if tok != "" {
+			clean = strings.ReplaceAll(clean, tok, "[token]")
 		}
-		if ev.BotID != "" || ev.User == "" || ev.User == botID {
-			return bridges.Inbound{}, false
-		}
-		if ev.ChannelType != "im" && botID != "" && strings.Contains(ev.Text, "<@"+botID+">") {
-			// The app_mention event of the same message answers it.
-			return bridges.Inbound{}, false
-		}
-		c = conversation{ChannelType: ev.ChannelType, ChannelID: ev.Channel, UserID: ev.User, TS: ev.TimeStamp, ThreadTS: ev.ThreadTimeStamp}
-		text, user = ev.Text, ev.User
-	case *slackevents.AppMentionEvent:
-		if ev.BotID != "" || ev.User == botID {
-			return bridges.Inbound{}, false
-		}
-		kind := "channel"
-		if strings.HasPrefix(ev.Channel, "G") {
-			kind = "group"
-		}
-		c = conversation{ChannelType: kind, ChannelID: ev.Channel, UserID: ev.User, TS: ev.TimeStamp, ThreadTS: ev.ThreadTimeStamp}
-		text, user, mentioned = ev.Text, ev.User, true
-	default:
-		return bridges.Inbound{}, false
 	}
-	key, kind := sessionKey(b.opts.AgentID, b.opts.AccountID, b.opts.Session, c)
-	body := strings.TrimSpace(strings.ReplaceAll(text, "<@"+botID+">", ""))
-	if botID == "" {
-		body = strings.TrimSpace(text)
+	if clean == msg {
+		return err
 	}
-	in := &core.Inbound{
-		Kind: core.InboundUser, AgentID: b.opts.AgentID, Surface: Channel, SessionKey: key, ChatType: kind,
-		Body: body, MessageID: c.TS, Timestamp: tsMillis(c.TS),
-		Sender:       core.Sender{ID: user},
-		Route:        core.Route{Channel: Channel, AccountID: b.opts.AccountID, To: c.ChannelID},
-		WasMentioned: mentioned || b.mentions.Match(text),
-	}
-	if c.ThreadTS != "" {
-		in.Route.ThreadID = c.ThreadTS
-	}
-	msg := bridges.Inbound{Message: in, CanDetectMention: true, DedupeKey: "slack:" + outer.TeamID + ":event:" + eventID}
-	if eventID == "" {
-		msg.DedupeKey = ""
-	}
-	if kind != core.ChatDirect {
-		msg.GroupID = c.ChannelID
-		msg.HistoryKey = core.GroupHistoryKey(Channel, b.opts.AccountID, kind, c.ChannelID)
-		msg.IsControlCommand = strings.HasPrefix(body, "/")
-	}
-	return msg, true
+	return redactedError{msg: clean, err: err}
 }
 
-// tsMillis turns a Slack ts ("1700000000.000100") into Unix milliseconds.
-func tsMillis(ts string) int64 {
-	sec, frac, _ := strings.Cut(ts, ".")
-	var s, f int64
-	fmt.Sscan(sec, &s)
-	if len(frac) >= 3 {
-		fmt.Sscan(frac[:3], &f)
-	}
-	return s*1000 + f
+// redactedError is an error whose text had a token removed.
+type redactedError struct {
+	msg string
+	err error
 }
 
-// Deliver implements bridges.Bridge: markdown becomes mrkdwn in chunks of
-// at most ChunkLimit, posted in the route's thread when it has one; with a
-// ledger, chunks already sent are skipped.
-func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Receipt, error) {
-	var rc bridges.Receipt
-	if strings.TrimSpace(out.Text) == "" {
-		return rc, nil
-	}
-	chunks := markup.RenderChunks(out.Text, markup.Slack, b.opts.ChunkLimit, markup.ModeLength)
-	thread := out.Route.ThreadID
-	if thread == "" && out.ReplyToMessageID != "" {
-		thread = string(out.ReplyToMessageID)
-	}
-	for i, chunk := range chunks {
-		sent, err := bridges.SendOnce(ctx, out, strconv.Itoa(i), func() (bridges.MessageID, error) {
-			opts := []slackapi.MsgOption{slackapi.MsgOptionText(chunk, false)}
-			if thread != "" {
-				opts = append(opts, slackapi.MsgOptionTS(thread))
-			}
-			ts, err := b.post(ctx, out.Route.To, opts)
-			if err != nil {
-				return "", fmt.Errorf("slack: sending chunk %d of %d: %w", i+1, len(chunks), err)
-			}
-			b.tracker.Outbound()
-			return bridges.MessageID(ts), nil
-		})
-		if sent != "" {
-			rc.MessageIDs = append(rc.MessageIDs, sent)
-		}
-		if err != nil {
-			return rc, err
-		}
-	}
-	return rc, nil
-}
-
-// post sends one message, waiting out rate limits (Retry-After).
-func (b *Bridge) post(ctx context.Context, channel string, opts []slackapi.MsgOption) (string, error) {
-	for attempt := 0; ; attempt++ {
-		_, ts, err := b.api.PostMessageContext(ctx, channel, opts...)
-		if err == nil {
-			return ts, nil
-		}
-		var rl *slackapi.RateLimitedError
-		if !errors.As(err, &rl) || attempt >= 4 {
-			return "", err
-		}
-		t := time.NewTimer(rl.RetryAfter)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// React implements bridges.Reactor with reactions.add; Slack names
-// emoji, so the common ack emoji are translated.
-func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.MessageID, emoji string) error {
-	name := emojiNames[emoji]
-	if name == "" {
-		name = strings.Trim(emoji, ":")
-	}
-	return b.api.AddReactionContext(ctx, name, slackapi.ItemRef{Channel: route.To, Timestamp: string(messageID)})
-}
-
-var emojiNames = map[string]string{"👀": "eyes", "👍": "+1", "✅": "white_check_mark", "⏳": "hourglass_flowing_sand"}
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
 
 // discardLogger silences the socketmode client's own log.
 type discardLogger struct{}

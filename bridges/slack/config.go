@@ -53,6 +53,11 @@ type Config struct {
 	// TextChunkLimit is the longest message sent in one piece (default
 	// 8000).
 	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"40000"`
+	// MediaMaxMB caps one file the bot downloads from a message or
+	// uploads with a reply, in megabytes (default 20); a larger inbound
+	// file is described to the model instead, a larger reply attachment
+	// fails its delivery.
+	MediaMaxMB int `json:"mediaMaxMb,omitempty" min:"0" max:"1024"`
 }
 
 // HTTPConfig is `channels.slack.http:`.
@@ -96,9 +101,10 @@ func (c Config) Validate() error {
 }
 
 // Options turns the section into bridge options; the caller adds the
-// logger.
+// logger and the media directory.
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
-	o := Options{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit}
+	o := Options{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit,
+		MaxMediaBytes: int64(c.MediaMaxMB) << 20}
 	if c.Mode == "http" {
 		listen := c.HTTP.Listen
 		if listen == "" {

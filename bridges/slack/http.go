@@ -30,6 +30,13 @@ type HTTPOptions struct {
 // DefaultEventsPath is where the bridge receives Events API requests.
 const DefaultEventsPath = "/slack/events"
 
+// defaultHTTPBudget bounds the handling of one Events API request (file
+// downloads and the journal's Submit), so the answer beats Slack's 3 s
+// timeout; past it the request is answered 500 and Slack's retry, with the
+// same event_id, is deduplicated if the first attempt got through after
+// all.
+const defaultHTTPBudget = 2500 * time.Millisecond
+
 // maxEventBody caps one request's body.
 const maxEventBody = 1 << 20
 
@@ -45,9 +52,10 @@ func (b *Bridge) WebhookPath() string {
 
 // ServeHTTP implements bridges.WebhookHandler: the signature is checked
 // (401 otherwise), url_verification is answered with its challenge, and an
-// event is answered 200 only after the sink took its message (an error
-// answers 500, and Slack retries; retries carry the same event_id, the
-// dedupe key).
+// event is answered 200 only after the sink took its message (an error, or
+// no answer from the sink within the request's budget, answers 500, and
+// Slack retries; retries carry the same event_id, the dedupe key, and are
+// processed like first attempts, as the first may never have arrived).
 func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -89,13 +97,12 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the bridge is starting", http.StatusServiceUnavailable)
 		return
 	}
-	if msg, ok := b.normalize(outer); ok {
-		if err := sink.Submit(r.Context(), msg); err != nil {
-			b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", err)
-			http.Error(w, "not accepted, retry", http.StatusInternalServerError)
-			return
-		}
-		b.tracker.Inbound()
+	ctx, cancel := context.WithTimeout(r.Context(), b.httpBudget)
+	defer cancel()
+	if err := b.handle(ctx, sink, outer); err != nil {
+		b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", b.redact(err))
+		http.Error(w, "not accepted, retry", http.StatusInternalServerError)
+		return
 	}
 	w.WriteHeader(http.StatusOK)
 }

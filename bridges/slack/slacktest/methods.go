@@ -64,7 +64,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 func (s *Server) call(name string, p *params) (map[string]any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, Call{Method: name, ContentType: p.contentType, Token: p.token, Params: p.values})
+	s.calls = append(s.calls, Call{Method: name, ContentType: p.contentType, Token: p.token, Params: p.values, At: s.clock()})
 	s.notifyLocked()
 	if f := s.faults[name]; len(f) > 0 {
 		s.faults[name] = f[1:]

@@ -376,6 +376,30 @@ func TestFailNextAndRateLimit(t *testing.T) {
 	mustCall(t, s, "auth.test", nil)
 }
 
+func TestCallsCarryTheClockTime(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	s := New(t, WithClock(clock))
+	s.RateLimitNext("chat.postMessage", 30)
+	params := map[string]any{"channel": "C1", "text": "x"}
+	if _, status, _, err := post(t.Context(), s, s.BotToken, "chat.postMessage", params, false); err != nil || status != http.StatusTooManyRequests {
+		t.Fatalf("rate limited call: %d %v", status, err)
+	}
+	mu.Lock()
+	now = now.Add(30 * time.Second)
+	mu.Unlock()
+	mustCall(t, s, "chat.postMessage", params)
+	calls := s.Calls()
+	if len(calls) != 2 || !calls[0].At.Equal(time.Unix(1_700_000_000, 0)) || !calls[1].At.Equal(time.Unix(1_700_000_030, 0)) {
+		t.Errorf("calls = %+v, want At from the clock: the 429 at 1700000000, the retry 30 s later", calls)
+	}
+}
+
 func TestWaitSent(t *testing.T) {
 	s := New(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

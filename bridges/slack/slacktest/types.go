@@ -1,6 +1,9 @@
 package slacktest
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Channel types as the Events API spells them in a message event's
 // channel_type: a direct message, a group direct message, a public channel
@@ -268,6 +271,9 @@ type Call struct {
 	// Params are the parameters as strings without the token; JSON-valued
 	// ones (blocks in a JSON body, say) are JSON text.
 	Params map[string]string
+	// At is the time on the server's clock (see WithClock) when the call
+	// arrived, e.g. to check that none came inside a Retry-After window.
+	At time.Time
 }
 
 // Envelope is one Socket Mode envelope the fake queued, in push order.
