@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"os"
@@ -67,8 +68,10 @@ type Config struct {
 type ChannelsConfig struct {
 	// Telegram is the Telegram bot (long polling through the Bot API).
 	Telegram telegram.Config `json:"telegram"`
-	// Slack is the Slack app (Socket Mode).
+	// Slack is the Slack app (Socket Mode or the Events API over HTTP).
 	Slack slack.Config `json:"slack"`
+	// Discord is the Discord bot (the gateway plus REST).
+	Discord discord.Config `json:"discord"`
 }
 
 // MessagesConfig is the `messages:` section of the configuration.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"github.com/switchboardhq/switchboard/config"
@@ -54,7 +55,32 @@ func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
 // dispatcher and the gateway (intake starts last and stops first).
 func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
 	wireTelegram(d, cfg, stateDir, bs, st, disp)
-	wireSlack(d, cfg, bs, st, disp)
+	wireSlack(d, cfg, stateDir, bs, st, disp)
+	wireDiscord(d, cfg, stateDir, bs, st, disp)
+}
+
+// wireDiscord adds the Discord bridge when channels.discord is enabled.
+func wireDiscord(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+	dc := cfg.Channels.Discord
+	if !dc.Enabled {
+		return
+	}
+	d.add("discord",
+		func(context.Context) error {
+			opts := dc.Options(core.DefaultAgentID, cfg.Session)
+			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
+			opts.MediaDir = filepath.Join(stateDir, "media", discord.Channel)
+			opts.Log = bs.log.With("channel", discord.Channel)
+			b, err := discord.New(opts)
+			if err != nil {
+				return err
+			}
+			bs.router.Add(b, dc.ReplyToMode, dc.ResponsePrefix)
+			bs.start(d, b, gateFor(cfg, b, dc.Access(), b.React, st(), disp(), opts.Log))
+			return nil
+		},
+		bs.stop,
+	)
 }
 
 // gateFor builds the gate a bridge runs with.
@@ -72,7 +98,7 @@ func gateFor(cfg *config.Config, b bridges.Bridge, access bridges.Access, react 
 }
 
 // wireSlack adds the Slack bridge when channels.slack is enabled.
-func wireSlack(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+func wireSlack(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
 	sc := cfg.Channels.Slack
 	if !sc.Enabled {
 		return
@@ -81,6 +107,7 @@ func wireSlack(d *daemon, cfg *config.Config, bs *bridgeSet, st func() *store.SQ
 		func(context.Context) error {
 			opts := sc.Options(core.DefaultAgentID, cfg.Session)
 			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
+			opts.MediaDir = filepath.Join(stateDir, "media", slack.Channel)
 			opts.Log = bs.log.With("channel", slack.Channel)
 			b, err := slack.New(opts)
 			if err != nil {
