@@ -56,19 +56,56 @@ type Router struct {
 
 type routed struct {
 	bridge Bridge
-	mode   ReplyToMode
-	prefix string
+	RouteOptions
+}
+
+// RouteOptions are how replies for one bridge are threaded and prefixed.
+type RouteOptions struct {
+	// Mode is the bridge's replyToMode.
+	Mode ReplyToMode
+	// ByChatType overrides Mode for direct, group or channel chats
+	// (Slack's replyToModeByChatType).
+	ByChatType map[core.ChatType]ReplyToMode
+	// OffIgnoresTags makes "off" disable reply tags too, as Slack's does;
+	// elsewhere [[reply_to_*]] tags work even in "off".
+	OffIgnoresTags bool
+	// Prefix is put before each reply's text ("" for none).
+	Prefix string
 }
 
 // Add registers a bridge with its reply-to mode and response prefix
 // (prepended to each reply's text; "" for none).
 func (r *Router) Add(b Bridge, mode ReplyToMode, responsePrefix string) {
+	r.AddWith(b, RouteOptions{Mode: mode, Prefix: responsePrefix})
+}
+
+// AddWith registers a bridge with its route options.
+func (r *Router) AddWith(b Bridge, o RouteOptions) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bridges == nil {
 		r.bridges = map[string]routed{}
 	}
-	r.bridges[routeKey(b.Name(), b.AccountID())] = routed{bridge: b, mode: mode, prefix: responsePrefix}
+	r.bridges[routeKey(b.Name(), b.AccountID())] = routed{bridge: b, RouteOptions: o}
+}
+
+// modeFor is the reply-to mode for a delivery in session key.
+func (o RouteOptions) modeFor(key core.SessionKey) ReplyToMode {
+	if len(o.ByChatType) == 0 {
+		return o.Mode
+	}
+	kind := core.ChatDirect
+	parsed, _ := core.ParseSessionKey(string(key))
+	switch parsed.Kind {
+	case core.SessionKindGroup:
+		kind = core.ChatGroup
+	case core.SessionKindChannel:
+		kind = core.ChatChannel
+	}
+	if m, ok := o.ByChatType[kind]; ok && m != "" {
+		return m
+	}
+	return o.Mode
 }
 
 // Bridge returns the bridge for a channel and account, if any.
@@ -98,10 +135,12 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		}
 		return fmt.Errorf("bridges: no bridge for channel %q (account %q)", d.Route.Channel, d.Route.AccountID)
 	}
+	mode := rt.modeFor(d.SessionKey)
+	tags := !rt.OffIgnoresTags || (mode != "" && mode != ReplyOff)
 	for i, p := range d.Replies {
 		text := p.Text
-		if rt.prefix != "" && strings.TrimSpace(text) != "" {
-			text = rt.prefix + " " + text
+		if rt.Prefix != "" && strings.TrimSpace(text) != "" {
+			text = rt.Prefix + " " + text
 		}
 		media := p.MediaURLs
 		if p.MediaURL != "" {
@@ -109,15 +148,15 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		}
 		out := Outbound{Route: d.Route, SessionKey: d.SessionKey, Text: text, MediaURLs: media}
 		switch {
-		case p.ReplyToID != "":
+		case tags && p.ReplyToID != "":
 			out.ReplyToMessageID = MessageID(p.ReplyToID)
-		case p.ReplyToCurrent:
+		case tags && p.ReplyToCurrent:
 			out.ReplyToMessageID = MessageID(d.ReplyToMessageID) // [[reply_to_current]]
-		case rt.mode == ReplyAll, rt.mode == ReplyFirst:
-			if rt.mode == ReplyAll || i == 0 {
+		case mode == ReplyAll, mode == ReplyFirst:
+			if mode == ReplyAll || i == 0 {
 				out.ReplyToMessageID = MessageID(d.ReplyToMessageID)
 			}
-		case rt.mode == ReplyBatched:
+		case mode == ReplyBatched:
 			if d.Batched && i == 0 {
 				out.ReplyToMessageID = MessageID(d.ReplyToMessageID)
 			}

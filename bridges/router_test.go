@@ -132,3 +132,42 @@ func TestSendOnce(t *testing.T) {
 		t.Errorf("without a ledger: %q, ledger %v", id, ledger)
 	}
 }
+
+func TestRouterModeByChatTypeAndSlackTags(t *testing.T) {
+	opts := RouteOptions{
+		Mode:           ReplyOff,
+		ByChatType:     map[core.ChatType]ReplyToMode{core.ChatDirect: ReplyAll},
+		OffIgnoresTags: true,
+	}
+	for _, tc := range []struct {
+		name  string
+		key   core.SessionKey
+		reply core.ReplyPayload
+		want  string
+	}{
+		{"direct uses its override", "agent:main:slack:direct:u9", core.ReplyPayload{Text: "a"}, "7"},
+		{"main (a DM under dmScope main) is direct", "agent:main:main", core.ReplyPayload{Text: "a"}, "7"},
+		{"channel falls back to off", "agent:main:slack:channel:c1", core.ReplyPayload{Text: "a"}, ""},
+		{"off ignores tags on Slack", "agent:main:slack:channel:c1", core.ReplyPayload{Text: "a", ReplyToID: "99"}, ""},
+		{"override honours tags", "agent:main:slack:direct:u9", core.ReplyPayload{Text: "a", ReplyToID: "99"}, "99"},
+	} {
+		b := &recBridge{name: "slack"}
+		r := &Router{}
+		r.AddWith(b, opts)
+		d := queue.Delivery{SessionKey: tc.key, Route: core.Route{Channel: "slack", To: "C1"}, ReplyToMessageID: "7", Replies: []core.ReplyPayload{tc.reply}}
+		if err := r.Deliver(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b.outs[0].ReplyToMessageID); got != tc.want {
+			t.Errorf("%s: replies to %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Elsewhere a tag works in off.
+	b := &recBridge{name: "telegram"}
+	r := &Router{}
+	r.Add(b, ReplyOff, "")
+	_ = r.Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "telegram", To: "1"}, Replies: []core.ReplyPayload{{Text: "a", ReplyToID: "99"}}})
+	if got := b.outs[0].ReplyToMessageID; got != "99" {
+		t.Errorf("telegram tag in off: %q, want 99", got)
+	}
+}

@@ -44,6 +44,7 @@ var fieldDocs = map[string]string{
 	"github.com/switchboardhq/switchboard/bridges/slack.Config.MediaMaxMB":            "MediaMaxMB caps one file the bot downloads from a message or uploads with a reply, in megabytes (default 20); a larger inbound file is described to the model instead, a larger reply attachment fails its delivery.",
 	"github.com/switchboardhq/switchboard/bridges/slack.Config.Mode":                  "Mode is \"socket\" (default: Socket Mode, needs appToken) or \"http\" (the Events API over HTTP, needs signingSecret).",
 	"github.com/switchboardhq/switchboard/bridges/slack.Config.ReplyToMode":           "ReplyToMode is \"off\" (default), \"first\", \"all\" or \"batched\"; a message in a thread is always answered in its thread.",
+	"github.com/switchboardhq/switchboard/bridges/slack.Config.ReplyToModeByChatType": "ReplyToModeByChatType overrides replyToMode for \"direct\", \"group\" (group DMs) or \"channel\" chats.",
 	"github.com/switchboardhq/switchboard/bridges/slack.Config.ResponsePrefix":        "ResponsePrefix is put before every reply (\"\" for none).",
 	"github.com/switchboardhq/switchboard/bridges/slack.Config.SigningSecret":         "SigningSecret verifies Events API requests in http mode: ${SLACK_SIGNING_SECRET}.",
 	"github.com/switchboardhq/switchboard/bridges/slack.Config.TextChunkLimit":        "TextChunkLimit is the longest message sent in one piece (default 8000).",

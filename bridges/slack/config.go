@@ -48,6 +48,9 @@ type Config struct {
 	// ReplyToMode is "off" (default), "first", "all" or "batched"; a
 	// message in a thread is always answered in its thread.
 	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
+	// ReplyToModeByChatType overrides replyToMode for "direct", "group"
+	// (group DMs) or "channel" chats.
+	ReplyToModeByChatType map[string]bridges.ReplyToMode `json:"replyToModeByChatType,omitempty"`
 	// ResponsePrefix is put before every reply ("" for none).
 	ResponsePrefix string `json:"responsePrefix,omitempty"`
 	// TextChunkLimit is the longest message sent in one piece (default
@@ -94,6 +97,13 @@ func (c Config) Validate() error {
 	if c.Enabled && c.Mode != "http" && c.AppToken == "" {
 		errs = append(errs, core.FieldErrorf("appToken", "required when channels.slack.enabled is true: an app-level token (xapp-…) with connections:write for Socket Mode, e.g. ${SLACK_APP_TOKEN}"))
 	}
+	for kind := range c.ReplyToModeByChatType {
+		switch core.ChatType(kind) {
+		case core.ChatDirect, core.ChatGroup, core.ChatChannel:
+		default:
+			errs = append(errs, core.FieldErrorf("replyToModeByChatType."+kind, `unknown chat type: use "direct", "group" or "channel"`))
+		}
+	}
 	if err := c.Access().Validate(); err != nil {
 		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
 	}
@@ -111,6 +121,20 @@ func (c Config) Options(agentID string, session core.SessionConfig) Options {
 			listen = "127.0.0.1:8788"
 		}
 		o.HTTP = &HTTPOptions{SigningSecret: c.SigningSecret, Listen: listen, Path: c.HTTP.Path}
+	}
+	return o
+}
+
+// RouteOptions returns how replies are threaded: replyToMode, its
+// per-chat-type overrides, and Slack's rule that "off" ignores reply tags
+// too.
+func (c Config) RouteOptions() bridges.RouteOptions {
+	o := bridges.RouteOptions{Mode: c.ReplyToMode, OffIgnoresTags: true, Prefix: c.ResponsePrefix}
+	if len(c.ReplyToModeByChatType) > 0 {
+		o.ByChatType = map[core.ChatType]bridges.ReplyToMode{}
+		for kind, mode := range c.ReplyToModeByChatType {
+			o.ByChatType[core.ChatType(kind)] = mode
+		}
 	}
 	return o
 }

@@ -113,7 +113,7 @@ func wireSlack(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st
 			if err != nil {
 				return err
 			}
-			bs.router.Add(b, sc.ReplyToMode, sc.ResponsePrefix)
+			bs.router.AddWith(b, sc.RouteOptions())
 			bs.start(d, b, gateFor(cfg, b, sc.Access(), b.React, st(), disp(), opts.Log))
 			return nil
 		},
