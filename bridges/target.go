@@ -39,6 +39,10 @@ func ParseTarget(s string) (core.Route, error) {
 	case "slack", "discord":
 		if kind, id, ok := strings.Cut(rest, ":"); ok && (kind == "channel" || kind == "user") {
 			rest = id
+			if kind == "user" && r.Channel == "discord" && id != "" {
+				// Discord sends to channels: the bridge opens the DM.
+				rest = "user:" + id
+			}
 		}
 		r.To = rest
 	default:

@@ -14,6 +14,7 @@ func TestParseTarget(t *testing.T) {
 		"slack:channel:C0123":              {Channel: "slack", To: "C0123"},
 		"slack:user:U9":                    {Channel: "slack", To: "U9"},
 		"discord:channel:987":              {Channel: "discord", To: "987"},
+		"discord:user:42":                  {Channel: "discord", To: "user:42"},
 		"whatsapp:+15551234567":            {Channel: "whatsapp", To: "+15551234567"},
 		"whatsapp:120363@g.us":             {Channel: "whatsapp", To: "120363@g.us"},
 	} {

@@ -401,3 +401,20 @@ func TestAPIURLSendsRESTElsewhere(t *testing.T) {
 		t.Errorf("bad apiUrl accepted: %v", err)
 	}
 }
+
+func TestDeliverToUserOpensTheDM(t *testing.T) {
+	srv := discordtest.New(t)
+	r := newRig(t, srv, nil)
+	r.connected(t)
+	srv.AddUser(ada)
+	route, err := bridges.ParseTarget("discord:user:" + ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.b.Deliver(t.Context(), bridges.Outbound{Route: route, Text: "a note"}); err != nil {
+		t.Fatal(err)
+	}
+	if sent := srv.Sent(); len(sent) != 1 || sent[0].ChannelID != srv.DMChannel(ada).ID {
+		t.Errorf("sent = %+v, want the DM channel with %s", sent, ada.ID)
+	}
+}

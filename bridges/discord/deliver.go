@@ -21,6 +21,14 @@ import (
 // skipped.
 func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Receipt, error) {
 	var rc bridges.Receipt
+	if user, ok := strings.CutPrefix(out.Route.To, "user:"); ok {
+		// A target named by user (discord:user:<id>): their DM channel.
+		ch, err := b.api.UserChannelCreate(user, discordgo.WithContext(ctx))
+		if err != nil {
+			return rc, fmt.Errorf("discord: opening a DM with user %s: %w", user, redact(err, b.opts.Token))
+		}
+		out.Route.To = ch.ID
+	}
 	// send sends one piece built by build (which may open a file, closed
 	// by the done it returns) unless the ledger has it.
 	send := func(piece, what string, build func() (*discordgo.MessageSend, func(), error)) error {
