@@ -84,6 +84,8 @@ type Bridge struct {
 	sink     bridges.Sink
 	channels map[string]channelInfo // by id
 	botRoles map[string][]string    // by guild id
+	lastSeen map[string]string      // newest message id by channel
+	sessions int                    // READYs so far
 }
 
 // channelInfo is what the bridge remembers of a channel.
@@ -152,7 +154,7 @@ func New(opts Options) (*Bridge, error) {
 	b := &Bridge{
 		opts: opts, api: api, mentions: mentions,
 		tracker:  bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
-		channels: map[string]channelInfo{}, botRoles: map[string][]string{},
+		channels: map[string]channelInfo{}, botRoles: map[string][]string{}, lastSeen: map[string]string{},
 	}
 	b.gw = &gateway{
 		token: opts.Token, intents: Intents, log: opts.Log, backoff: opts.Backoff, now: opts.Now,
@@ -245,10 +247,17 @@ func (b *Bridge) dispatch(ctx context.Context, t string, d json.RawMessage) {
 		var r struct {
 			User discordgo.User `json:"user"`
 		}
+		b.mu.Lock()
 		if json.Unmarshal(d, &r) == nil && r.User.ID != "" {
-			b.mu.Lock()
 			b.botID = r.User.ID
-			b.mu.Unlock()
+		}
+		b.sessions++
+		again := b.sessions > 1
+		b.mu.Unlock()
+		if again {
+			// A new session: Discord does not replay what the old one
+			// missed, so fetch it.
+			b.backfill(ctx)
 		}
 	case "GUILD_CREATE":
 		var g discordgo.Guild
@@ -287,6 +296,7 @@ func (b *Bridge) dispatch(ctx context.Context, t string, d json.RawMessage) {
 // Discord does not deliver an event twice, so giving up loses it (and is
 // logged as an error).
 func (b *Bridge) message(ctx context.Context, m *discordgo.Message) {
+	b.seen(m.ChannelID, m.ID)
 	msg, ok := b.normalize(ctx, m)
 	if !ok {
 		return

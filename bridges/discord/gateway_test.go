@@ -198,6 +198,7 @@ func TestTenMinuteOutage(t *testing.T) {
 	clock := &virtualClock{}
 	r := newRig(t, srv, func(o *discord.Options) { o.Sleep = clock.sleep })
 	r.connected(t)
+	r.receive(t, srv.DirectMessage(ada, "before"), 1)
 	before := srv.Connections()
 	during := make(chan int, 1)
 	clock.arm(10*time.Minute, func() {
@@ -205,6 +206,9 @@ func TestTenMinuteOutage(t *testing.T) {
 		srv.SetOutage(false)
 	})
 	srv.SetOutage(true)
+	// Written while the bot is away; the new session does not replay it,
+	// so the bridge fetches it.
+	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
 
 	var attempts int
 	select {
@@ -230,7 +234,13 @@ func TestTenMinuteOutage(t *testing.T) {
 	if srv.Resumes() != 0 {
 		t.Errorf("%d resumes, want none once 3 resumes had failed", srv.Resumes())
 	}
-	r.receive(t, srv.DirectMessage(ada, "back"), 1)
+	if !eventually(func() bool { return len(r.sink.all()) >= 2 }) {
+		t.Fatal("the message written during the outage was not backfilled")
+	}
+	if got := r.sink.all()[1].Message.Body; got != "while down" {
+		t.Errorf("backfilled %q", got)
+	}
+	r.receive(t, srv.DirectMessage(ada, "back"), 3)
 	if st := r.b.Status(); st.State != bridges.StateConnected {
 		t.Errorf("state %s after recovery", st.State)
 	}

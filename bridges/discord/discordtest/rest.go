@@ -29,6 +29,7 @@ const (
 	RouteCreateDM       = "POST /users/@me/channels"
 	RouteGetChannel     = "GET /channels/{channel_id}"
 	RouteCreateMessage  = "POST /channels/{channel_id}/messages"
+	RouteGetMessages    = "GET /channels/{channel_id}/messages"
 	RouteEditMessage    = "PATCH /channels/{channel_id}/messages/{message_id}"
 	RouteCreateReaction = "PUT /channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me"
 	RouteTriggerTyping  = "POST /channels/{channel_id}/typing"
@@ -59,6 +60,7 @@ var routes = []*route{
 	newRoute(RouteGetUser, true, (*Server).getUser),
 	newRoute(RouteGetChannel, true, (*Server).getChannel),
 	newRoute(RouteCreateMessage, true, (*Server).createMessage),
+	newRoute(RouteGetMessages, true, (*Server).getMessages),
 	newRoute(RouteEditMessage, true, (*Server).editMessage),
 	newRoute(RouteCreateReaction, true, (*Server).createReaction),
 	newRoute(RouteTriggerTyping, true, (*Server).triggerTyping),
@@ -345,6 +347,37 @@ func (s *Server) getChannel(c *call) reply {
 		return errUnknownChannel
 	}
 	return reply{status: http.StatusOK, body: ch}
+}
+
+// getMessages answers GET /channels/{id}/messages with after (and limit,
+// default 50, at most 100): the messages after that id, newest first, as
+// Discord orders them. before and around are not supported.
+func (s *Server) getMessages(c *call) reply {
+	ch := s.channels[c.params["channel_id"]]
+	if ch == nil {
+		return errUnknownChannel
+	}
+	q := c.r.URL.Query()
+	limit := 50
+	if l, err := strconv.Atoi(q.Get("limit")); err == nil && l >= 1 && l <= 100 {
+		limit = l
+	}
+	after := q.Get("after")
+	var out []Message
+	for _, m := range s.messages {
+		if m.msg.ChannelID == ch.ID && (after == "" || compareIDs(m.msg.ID, after) > 0) {
+			out = append(out, m.msg)
+		}
+	}
+	slices.SortFunc(out, func(a, b Message) int { return compareIDs(a.ID, b.ID) })
+	if len(out) > limit {
+		out = out[:limit] // the oldest after "after", as Discord does
+	}
+	slices.Reverse(out)
+	if out == nil {
+		out = []Message{}
+	}
+	return reply{status: http.StatusOK, body: out}
 }
 
 // messageBody is the JSON of a message create or edit. Pointers tell an

@@ -502,3 +502,21 @@ func TestGatewayBotStartLimit(t *testing.T) {
 	c.identify(IntentGuilds)
 	check(9)
 }
+
+func TestGetMessagesAfter(t *testing.T) {
+	s := New(t)
+	u := User{ID: "500", Username: "ada"}
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, s.PushMessageCreate(s.GuildMessage("200", u, "m"+strconv.Itoa(i))).ID)
+	}
+	var got []Message
+	mustDo(t, s, "GET", "/channels/200/messages?after="+ids[1]+"&limit=100", nil, &got)
+	if len(got) != 2 || got[0].ID != ids[3] || got[1].ID != ids[2] {
+		t.Errorf("messages after %s = %+v, want the two newer ones, newest first", ids[1], got)
+	}
+	mustDo(t, s, "GET", "/channels/200/messages?after="+ids[0]+"&limit=1", nil, &got)
+	if len(got) != 1 || got[0].ID != ids[1] {
+		t.Errorf("limit 1 after the first = %+v, want the oldest newer one", got)
+	}
+}
