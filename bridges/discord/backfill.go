@@ -34,6 +34,61 @@ func newerID(a, b string) bool {
 	return a > b
 }
 
+// startBackfill runs backfill on its own goroutine unless one is running
+// (that one covers every known channel already). Live messages arriving
+// meanwhile are held and submitted after it, so each channel stays in
+// order.
+func (b *Bridge) startBackfill(ctx context.Context) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.backfilling {
+		return
+	}
+	b.backfilling = true
+	b.background.Add(1)
+	go func() {
+		defer b.background.Done()
+		b.backfill(ctx)
+		for {
+			b.mu.Lock()
+			held := b.held
+			b.held = nil
+			if len(held) == 0 {
+				b.backfilling = false
+				b.mu.Unlock()
+				return
+			}
+			b.mu.Unlock()
+			for _, m := range held {
+				if b.backfilled(m) {
+					continue
+				}
+				b.message(ctx, m)
+			}
+		}
+	}()
+}
+
+// backfilled reports whether the backfill already handled m (it fetched
+// m or a newer message of its channel).
+func (b *Bridge) backfilled(m *discordgo.Message) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !newerID(m.ID, b.lastSeen[m.ChannelID])
+}
+
+// hold keeps a live message for after a running backfill and reports
+// whether it did.
+func (b *Bridge) hold(m *discordgo.Message) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.backfilling {
+		return false
+	}
+	b.held = append(b.held, m)
+	return true
+}
+
 // backfill fetches, over REST, the messages posted in known channels
 // while the gateway had no session, and handles them in order as if they
 // had arrived live; their dedupe keys stop any the journal already has.

@@ -86,6 +86,11 @@ type Bridge struct {
 	botRoles map[string][]string    // by guild id
 	lastSeen map[string]string      // newest message id by channel
 	sessions int                    // READYs so far
+	// backfilling is set while a backfill runs off the read goroutine;
+	// live messages wait in held meanwhile so a channel stays in order.
+	backfilling bool
+	held        []*discordgo.Message
+	background  sync.WaitGroup // backfills; joined before Start returns
 }
 
 // channelInfo is what the bridge remembers of a channel.
@@ -226,7 +231,9 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			return nil
 		}
 	}
-	return b.gw.run(ctx)
+	err := b.gw.run(ctx)
+	b.background.Wait()
+	return err
 }
 
 // gatewayBot asks GET /gateway/bot for the gateway URL and the identify
@@ -256,8 +263,9 @@ func (b *Bridge) dispatch(ctx context.Context, t string, d json.RawMessage) {
 		b.mu.Unlock()
 		if again {
 			// A new session: Discord does not replay what the old one
-			// missed, so fetch it.
-			b.backfill(ctx)
+			// missed, so fetch it, off the read goroutine so heartbeat
+			// ACKs keep flowing.
+			b.startBackfill(ctx)
 		}
 	case "GUILD_CREATE":
 		var g discordgo.Guild
@@ -286,6 +294,9 @@ func (b *Bridge) dispatch(ctx context.Context, t string, d json.RawMessage) {
 		var m discordgo.Message
 		if err := json.Unmarshal(d, &m); err != nil {
 			b.opts.Log.Warn("discord: unreadable MESSAGE_CREATE", "err", err)
+			return
+		}
+		if b.hold(&m) {
 			return
 		}
 		b.message(ctx, &m)

@@ -2,6 +2,7 @@ package discord_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -299,5 +300,69 @@ func TestIdentifyBudgetIsKept(t *testing.T) {
 	}
 	if srv.Identifies() != 1 || r.b.Identifies() != 1 {
 		t.Errorf("identified %d times with 5 left of the budget, want no second identify", srv.Identifies())
+	}
+}
+
+// gatedTransport holds GET /channels/{id}/messages (the backfill) until
+// release is closed.
+type gatedTransport struct {
+	base    http.RoundTripper
+	release chan struct{}
+	waiting atomic.Int32
+}
+
+func (g *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/messages") {
+		g.waiting.Add(1)
+		select {
+		case <-g.release:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+	return g.base.RoundTrip(req)
+}
+
+// TestSlowBackfillKeepsHeartbeating: a backfill stuck on REST does not
+// stop the read goroutine (ACKs keep arriving, no zombie close), and a
+// live message arriving meanwhile waits for the backfilled ones so the
+// channel stays in order.
+func TestSlowBackfillKeepsHeartbeating(t *testing.T) {
+	srv := discordtest.New(t, discordtest.WithHeartbeatInterval(20*time.Millisecond))
+	gate := &gatedTransport{base: srv.Client().Transport, release: make(chan struct{})}
+	r := newRig(t, srv, func(o *discord.Options) { o.HTTPClient = &http.Client{Transport: gate} })
+	r.connected(t)
+	r.receive(t, srv.DirectMessage(ada, "before"), 1)
+	before := srv.Connections()
+	srv.SetOutage(true)
+	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
+	// Three failed resumes end the session; the fresh identify backfills.
+	waitSrv(t, srv, "failed resumes", func() bool { return srv.Connections() >= before+4 })
+	srv.SetOutage(false)
+	waitSrv(t, srv, "a fresh identify", func() bool { return srv.Identifies() == 2 })
+	if !eventually(func() bool { return gate.waiting.Load() > 0 }) {
+		t.Fatal("no backfill request")
+	}
+	srv.PushMessageCreate(srv.DirectMessage(ada, "live"))
+	beats := srv.Heartbeats()
+	waitSrv(t, srv, "heartbeats during the backfill", func() bool { return srv.Heartbeats() >= beats+5 })
+	for _, c := range srv.Closes() {
+		if c.Code == 4900 {
+			t.Fatalf("zombie close while the backfill ran: %+v", srv.Closes())
+		}
+	}
+	if n := len(r.sink.all()); n != 1 {
+		t.Fatalf("%d messages submitted before the backfill finished, want the live one held", n)
+	}
+	close(gate.release)
+	if !eventually(func() bool { return len(r.sink.all()) >= 3 }) {
+		t.Fatalf("got %d messages after the backfill, want 3", len(r.sink.all()))
+	}
+	var bodies []string
+	for _, in := range r.sink.all() {
+		bodies = append(bodies, in.Message.Body)
+	}
+	if want := []string{"before", "while down", "live"}; !slices.Equal(bodies, want) {
+		t.Errorf("order %q, want %q", bodies, want)
 	}
 }
