@@ -2,6 +2,7 @@ package bridges
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -141,6 +142,13 @@ type Typer interface {
 	Typing(ctx context.Context, route core.Route) error
 }
 
+// TypingStopper is a Typer whose indicator stays up until cleared
+// (WhatsApp's "composing" presence): StopTyping is called when the run
+// ends.
+type TypingStopper interface {
+	StopTyping(ctx context.Context, route core.Route) error
+}
+
 // Reactor is a bridge that can react to a message with an emoji (the ack
 // reaction).
 type Reactor interface {
@@ -179,7 +187,13 @@ type LoginChallenge struct {
 	PairingCode string
 	// Linked reports that linking finished; the challenge is spent.
 	Linked bool
+	// Account names the linked account once Linked (a phone number).
+	Account string
 }
+
+// ErrLoginRefresh comes back from LoginFlow.LoginWait with a new
+// challenge that replaces the previous one (a fresh QR code).
+var ErrLoginRefresh = errors.New("a new code replaces the previous one")
 
 // WebhookHandler is a bridge that receives platform events over HTTP
 // (Telegram webhooks, Slack's Events API). The daemon mounts Handler at

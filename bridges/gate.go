@@ -33,6 +33,19 @@ type SystemEventSink interface {
 	SystemEvent(ctx context.Context, msg Inbound, text, contextKey string) error
 }
 
+// NoticeDispatcher is a Dispatcher that also queues Switchboard's own
+// notices as trusted system events (QueueDispatcher).
+type NoticeDispatcher interface {
+	EnqueueNotice(key core.SessionKey, text, contextKey string) bool
+}
+
+// NoticeSink is a Sink that also takes the bridge's own notices (not
+// platform text: "WhatsApp connected as +1555…") for an agent's main
+// session, as trusted system events. Bridges find it by type assertion.
+type NoticeSink interface {
+	Notice(ctx context.Context, agentID, text, contextKey string) error
+}
+
 // PairingStore keeps DM pairing codes and approved senders; *store.SQLite
 // implements it.
 type PairingStore interface {
@@ -168,6 +181,15 @@ func (g *Gate) SystemEvent(ctx context.Context, msg Inbound, text, contextKey st
 	return nil
 }
 
+// Notice implements NoticeSink: text is queued, trusted, for the main
+// session of agentID, when the dispatcher takes notices.
+func (g *Gate) Notice(_ context.Context, agentID, text, contextKey string) error {
+	if d, ok := g.Dispatch.(NoticeDispatcher); ok {
+		d.EnqueueNotice(core.MainSessionKey(agentID), text, contextKey)
+	}
+	return nil
+}
+
 // pair gives an unknown sender a pairing code, sent only when it is new.
 func (g *Gate) pair(ctx context.Context, in *core.Inbound) error {
 	if g.Pairing == nil {
@@ -208,7 +230,9 @@ func (g *Gate) debug(msg string, args ...any) {
 }
 
 var (
-	_ Sink            = (*Gate)(nil)
-	_ SystemEventSink = (*Gate)(nil)
-	_ EventDispatcher = QueueDispatcher{}
+	_ Sink             = (*Gate)(nil)
+	_ SystemEventSink  = (*Gate)(nil)
+	_ NoticeSink       = (*Gate)(nil)
+	_ NoticeDispatcher = QueueDispatcher{}
+	_ EventDispatcher  = QueueDispatcher{}
 )

@@ -197,17 +197,28 @@ func SaveDownload(client *http.Client, d Download, dir string, max int64) (strin
 	if resp.ContentLength > max {
 		return "", fmt.Errorf("%d bytes is over the %d-byte limit", resp.ContentLength, max)
 	}
+	return SaveMedia(dir, d.ID, MediaExtension(d.Name, d.MimeType, d.Request.URL.Path), resp.Body, max)
+}
+
+// SaveMedia writes r into dir under a name derived from id (so the same
+// platform file always lands in the same place) plus ext, refusing more
+// than max bytes, and returns the path. The file appears under its final
+// name only when complete.
+func SaveMedia(dir, id, ext string, r io.Reader, max int64) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("no media directory is configured")
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(d.ID))
-	dst := filepath.Join(dir, hex.EncodeToString(sum[:8])+MediaExtension(d.Name, d.MimeType, d.Request.URL.Path))
+	sum := sha256.Sum256([]byte(id))
+	dst := filepath.Join(dir, hex.EncodeToString(sum[:8])+ext)
 	tmp, err := os.CreateTemp(dir, ".download-*")
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, max+1))
+	n, err := io.Copy(tmp, io.LimitReader(r, max+1))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

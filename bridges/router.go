@@ -190,3 +190,9 @@ func (q QueueDispatcher) Submit(ctx context.Context, in *core.Inbound, dedupeKey
 func (q QueueDispatcher) EnqueueSystemEvent(key core.SessionKey, text, contextKey string) bool {
 	return q.D.EnqueueSystemEvent(key, text, queue.EventOptions{ContextKey: contextKey})
 }
+
+// EnqueueNotice implements NoticeDispatcher; the event is queued as
+// trusted (Switchboard wrote it).
+func (q QueueDispatcher) EnqueueNotice(key core.SessionKey, text, contextKey string) bool {
+	return q.D.EnqueueSystemEvent(key, text, queue.EventOptions{ContextKey: contextKey, Trusted: true})
+}

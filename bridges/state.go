@@ -26,6 +26,10 @@ const (
 	StateBadCredentials State = "bad-credentials"
 	// StateLoggedOut: the account was unlinked (terminal).
 	StateLoggedOut State = "logged-out"
+	// StateFailed: the platform refused the session for a reason the
+	// owner must act on (a ban, an outdated client, another client taking
+	// the session over); LastError says which (terminal).
+	StateFailed State = "failed"
 	// StateStopped: the bridge was stopped (terminal).
 	StateStopped State = "stopped"
 )
@@ -34,7 +38,7 @@ const (
 // owner acts (new credentials, relinking, a restart).
 func (s State) Terminal() bool {
 	switch s {
-	case StateBadCredentials, StateLoggedOut, StateStopped:
+	case StateBadCredentials, StateLoggedOut, StateFailed, StateStopped:
 		return true
 	}
 	return false

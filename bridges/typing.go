@@ -78,6 +78,15 @@ func (t *Typing) RunStarted(info queue.RunInfo) {
 	go func() {
 		defer t.wg.Done()
 		defer cancel()
+		if stopper, ok := typer.(TypingStopper); ok {
+			defer func() {
+				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer scancel()
+				if err := stopper.StopTyping(sctx, info.Route); err != nil && t.Log != nil {
+					t.Log.Debug("clearing the typing indicator failed", "channel", info.Route.Channel, "err", err)
+				}
+			}()
+		}
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
