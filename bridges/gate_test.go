@@ -39,6 +39,13 @@ func (r *recorder) EnqueueSystemEvent(key core.SessionKey, text, contextKey stri
 	return true
 }
 
+func (r *recorder) EnqueueNotice(key core.SessionKey, text, contextKey string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, "trusted|"+string(key)+"|"+text+"|"+contextKey)
+	return true
+}
+
 type gateRig struct {
 	gate    *Gate
 	store   *store.SQLite
@@ -214,5 +221,16 @@ func TestGateSystemEventsFollowThePolicy(t *testing.T) {
 	}
 	if len(r.disp.got) != 0 || len(r.replies) != 0 {
 		t.Fatalf("a system event started a turn (%d) or a pairing reply (%d)", len(r.disp.got), len(r.replies))
+	}
+}
+
+func TestGateNoticeGoesToTheMainSessionTrusted(t *testing.T) {
+	r := newGateRig(t, Access{})
+	if err := r.gate.Notice(t.Context(), "ops", "WhatsApp connected as +15550001111.", "whatsapp:connected"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"trusted|agent:ops:main|WhatsApp connected as +15550001111.|whatsapp:connected"}
+	if !slices.Equal(r.disp.events, want) {
+		t.Fatalf("events = %q, want %q", r.disp.events, want)
 	}
 }

@@ -44,8 +44,18 @@ func ParseTarget(to string) (types.JID, error) {
 	to = strings.TrimSpace(to)
 	if strings.Contains(to, "@") {
 		jid, err := types.ParseJID(to)
+		if err == nil && (jid.User == "" || strings.Count(to, "@") != 1 || strings.Trim(jid.User, "0123456789-") != "") {
+			err = fmt.Errorf("want <digits>@<server>")
+		}
+		if err == nil {
+			switch jid.Server {
+			case types.DefaultUserServer, types.GroupServer, types.HiddenUserServer, types.NewsletterServer:
+			default:
+				err = fmt.Errorf("unknown server %q", jid.Server)
+			}
+		}
 		if err != nil {
-			return types.EmptyJID, fmt.Errorf("whatsapp: target %q is not a JID: %w", to, err)
+			return types.EmptyJID, fmt.Errorf("whatsapp: target %q is not a JID (%v); use +<phone number> or a chat JID such as 120363…@g.us", to, err)
 		}
 		return jid, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/proto/waAdv"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types"
@@ -428,9 +429,7 @@ func (c *Client) Pair(ctx context.Context, jid types.JID) error {
 	if qr == nil {
 		return errors.New("whatsapptest: Pair before GetQRChannel")
 	}
-	c.Device.ID = &jid
-	c.Device.PushName = "Switchboard test"
-	if err := c.Device.Save(ctx); err != nil {
+	if err := LinkDevice(ctx, c.Device, jid, types.EmptyJID); err != nil {
 		return err
 	}
 	qr <- whatsmeow.QRChannelSuccess
@@ -438,6 +437,19 @@ func (c *Client) Pair(ctx context.Context, jid types.JID) error {
 	c.Emit(&events.PairSuccess{ID: jid})
 	c.Emit(&events.Connected{})
 	return nil
+}
+
+// LinkDevice saves dev as linked to jid (and lid, when not empty), with
+// the fields pairing would fill, so a test can start from a linked store.
+func LinkDevice(ctx context.Context, dev *store.Device, jid, lid types.JID) error {
+	dev.ID = &jid
+	dev.LID = lid
+	dev.PushName = "Switchboard test"
+	dev.Account = &waAdv.ADVSignedDeviceIdentity{
+		Details: []byte("details"), AccountSignatureKey: make([]byte, 32),
+		AccountSignature: make([]byte, 64), DeviceSignature: make([]byte, 64),
+	}
+	return dev.Save(ctx)
 }
 
 // Logout implements whatsapp.Client: the device is deleted from the
