@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.mau.fi/whatsmeow/store"
@@ -78,6 +79,9 @@ type Bridge struct {
 	// relinked wakes a Start that waits for a device after a login
 	// linked one.
 	relinked chan struct{}
+	// loggedOut is set by an explicit logout, so a session between
+	// reconnects does not try the deleted device again.
+	loggedOut atomic.Bool
 
 	mu      sync.Mutex
 	sink    bridges.Sink
@@ -200,6 +204,7 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		if dev.ID == nil {
 			b.setState(bridges.StateLoggedOut, errNotLinked)
 		} else {
+			b.loggedOut.Store(false)
 			b.session(ctx, dev)
 		}
 		select {
@@ -230,9 +235,8 @@ func (b *Bridge) session(ctx context.Context, dev *store.Device) {
 	b.drainConn()
 	announced := false
 	for attempt := 0; ; attempt++ {
-		if dev.ID == nil {
-			// Deleted meanwhile (WhatsApp reported the device removed).
-			b.setState(bridges.StateLoggedOut, errNotLinked)
+		if b.loggedOut.Load() {
+			b.setState(bridges.StateLoggedOut, classify(ownerLogout{}, b.opts.Now()).err)
 			return
 		}
 		if err := cli.ConnectContext(ctx); err != nil {

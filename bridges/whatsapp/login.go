@@ -225,6 +225,7 @@ func (b *Bridge) Logout(ctx context.Context) error {
 	cli, dev := b.cli, b.dev
 	b.mu.Unlock()
 	if cli != nil && dev != nil && dev.ID != nil {
+		b.loggedOut.Store(true)
 		err := cli.Logout(ctx)
 		b.kick()
 		if err != nil {
