@@ -1,5 +1,6 @@
-// Package bridgetest holds test helpers shared by the bridges' tests: a
-// recording Sink and a deadline-bounded wait.
+// Package bridgetest holds test helpers shared by the bridges' tests and
+// their platform fakes: a recording Sink, deadline-bounded waits, and
+// Changes, the change notification the fakes' WaitFor methods are built on.
 package bridgetest
 
 import (
@@ -43,7 +44,7 @@ type Sink struct {
 	events   []SystemEvent
 	notices  []Notice
 	failNext int
-	notify   chan struct{}
+	changes  Changes
 }
 
 var (
@@ -51,14 +52,6 @@ var (
 	_ bridges.SystemEventSink = (*Sink)(nil)
 	_ bridges.NoticeSink      = (*Sink)(nil)
 )
-
-// changedLocked wakes Wait; s.mu is held.
-func (s *Sink) changedLocked() {
-	if s.notify != nil {
-		close(s.notify)
-	}
-	s.notify = make(chan struct{})
-}
 
 // FailNext makes the next n Submits fail.
 func (s *Sink) FailNext(n int) {
@@ -71,7 +64,7 @@ func (s *Sink) FailNext(n int) {
 func (s *Sink) Submit(_ context.Context, m bridges.Inbound) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	defer s.changedLocked()
+	defer s.changes.Changed()
 	if s.failNext > 0 {
 		s.failNext--
 		return errors.New("bridgetest: journal unavailable")
@@ -85,7 +78,7 @@ func (s *Sink) State(st bridges.State, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.states = append(s.states, StateChange{st, err})
-	s.changedLocked()
+	s.changes.Changed()
 }
 
 // SystemEvent implements bridges.SystemEventSink.
@@ -93,7 +86,7 @@ func (s *Sink) SystemEvent(_ context.Context, msg bridges.Inbound, text, context
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events = append(s.events, SystemEvent{msg, text, contextKey})
-	s.changedLocked()
+	s.changes.Changed()
 	return nil
 }
 
@@ -102,7 +95,7 @@ func (s *Sink) Notice(_ context.Context, agentID, text, contextKey string) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.notices = append(s.notices, Notice{agentID, text, contextKey})
-	s.changedLocked()
+	s.changes.Changed()
 	return nil
 }
 
@@ -134,27 +127,21 @@ func (s *Sink) Notices() []Notice {
 	return slices.Clone(s.notices)
 }
 
+// Eventually reports whether cond holds within WaitFor, re-checking it
+// whenever the sink records something, so cond should look only at the
+// sink; for a caller that fails with its own message (see Wait).
+func (s *Sink) Eventually(cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitFor)
+	defer cancel()
+	return s.changes.WaitFor(ctx, cond) == nil
+}
+
 // Wait waits until cond holds, re-checking whenever the sink records
 // something, and fails t after WaitFor.
 func (s *Sink) Wait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(WaitFor)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		if s.notify == nil {
-			s.notify = make(chan struct{})
-		}
-		ch := s.notify
-		s.mu.Unlock()
-		if cond() {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("waiting for %s: not within %s", what, WaitFor)
-		}
+	if !s.Eventually(cond) {
+		t.Fatalf("waiting for %s: not within %s", what, WaitFor)
 	}
 }
 

@@ -2,16 +2,15 @@ package discord_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/discord/discordtest"
 	"github.com/switchboardhq/switchboard/core"
@@ -20,60 +19,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const waitFor = 15 * time.Second
-
-// recordSink keeps what the bridge submits and the states it reports;
-// failNext makes that many Submits fail first.
-type recordSink struct {
-	mu       sync.Mutex
-	got      []bridges.Inbound
-	states   []bridges.State
-	failNext int
-}
-
-func (s *recordSink) Submit(_ context.Context, m bridges.Inbound) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failNext > 0 {
-		s.failNext--
-		return errors.New("journal unavailable")
-	}
-	s.got = append(s.got, m)
-	return nil
-}
-
-func (s *recordSink) State(st bridges.State, _ error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.states = append(s.states, st)
-}
-
-func (s *recordSink) all() []bridges.Inbound {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.got)
-}
-
-// eventually polls cond until it holds or waitFor passes.
-func eventually(cond func() bool) bool {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(waitFor)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			return false
-		}
-	}
-	return true
-}
-
 // rig is a bridge running against a fake Discord.
 type rig struct {
 	srv  *discordtest.Server
 	b    *discord.Bridge
-	sink *recordSink
+	sink *bridgetest.Sink
 	done chan error
 	stop context.CancelFunc
 }
@@ -95,7 +45,7 @@ func newRig(t *testing.T, srv *discordtest.Server, edit func(*discord.Options)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{srv: srv, b: b, sink: &recordSink{}, done: make(chan error, 1)}
+	r := &rig{srv: srv, b: b, sink: &bridgetest.Sink{}, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	go func() { r.done <- b.Start(ctx, r.sink) }()
@@ -103,7 +53,7 @@ func newRig(t *testing.T, srv *discordtest.Server, edit func(*discord.Options)) 
 		cancel()
 		select {
 		case <-r.done:
-		case <-time.After(waitFor):
+		case <-time.After(bridgetest.WaitFor):
 			t.Error("the bridge did not stop")
 		}
 	})
@@ -113,7 +63,7 @@ func newRig(t *testing.T, srv *discordtest.Server, edit func(*discord.Options)) 
 // connected waits until the bridge reports a live session.
 func (r *rig) connected(t *testing.T) {
 	t.Helper()
-	if !eventually(func() bool { return r.b.Status().State == bridges.StateConnected }) {
+	if !bridgetest.Eventually(func() bool { return r.b.Status().State == bridges.StateConnected }) {
 		t.Fatalf("bridge not connected: %+v", r.b.Status())
 	}
 }
@@ -122,10 +72,10 @@ func (r *rig) connected(t *testing.T) {
 func (r *rig) receive(t *testing.T, m discordtest.Message, n int) bridges.Inbound {
 	t.Helper()
 	r.srv.PushMessageCreate(m)
-	if !eventually(func() bool { return len(r.sink.all()) >= n }) {
-		t.Fatalf("message %q not submitted (have %d)", m.Content, len(r.sink.all()))
+	if !r.sink.Eventually(func() bool { return len(r.sink.Inbound()) >= n }) {
+		t.Fatalf("message %q not submitted (have %d)", m.Content, len(r.sink.Inbound()))
 	}
-	return r.sink.all()[n-1]
+	return r.sink.Inbound()[n-1]
 }
 
 var ada = discordtest.User{ID: "2200000000000000001", Username: "ada", GlobalName: "Ada"}
@@ -359,9 +309,7 @@ func TestJournalFailureIsRetried(t *testing.T) {
 	srv := discordtest.New(t)
 	r := newRig(t, srv, nil)
 	r.connected(t)
-	r.sink.mu.Lock()
-	r.sink.failNext = 2
-	r.sink.mu.Unlock()
+	r.sink.FailNext(2)
 	if got := r.receive(t, srv.DirectMessage(ada, "keep me"), 1); got.Message.Body != "keep me" {
 		t.Errorf("got %q", got.Message.Body)
 	}
@@ -373,7 +321,7 @@ func TestBadTokenIsTerminal(t *testing.T) {
 	var err error
 	select {
 	case err = <-r.done:
-	case <-time.After(waitFor):
+	case <-time.After(bridgetest.WaitFor):
 		t.Fatal("Start kept running with a refused token")
 	}
 	r.done <- err // for the cleanup

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/discord/discordtest"
 )
@@ -18,7 +19,7 @@ import (
 // waitSrv waits for a condition on the fake's state.
 func waitSrv(t *testing.T, srv *discordtest.Server, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	ctx, cancel := context.WithTimeout(t.Context(), bridgetest.WaitFor)
 	defer cancel()
 	if err := srv.WaitFor(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -34,10 +35,10 @@ func TestDroppedConnectionResumesAndReplays(t *testing.T) {
 	// Pushed while the bot is away: the resume replays it.
 	srv.PushMessageCreate(srv.DirectMessage(ada, "while away"))
 	waitSrv(t, srv, "a resume", func() bool { return srv.Resumes() == 1 })
-	if !eventually(func() bool { return len(r.sink.all()) == 2 }) {
-		t.Fatalf("the missed message was not replayed: %d", len(r.sink.all()))
+	if !r.sink.Eventually(func() bool { return len(r.sink.Inbound()) == 2 }) {
+		t.Fatalf("the missed message was not replayed: %d", len(r.sink.Inbound()))
 	}
-	if got := r.sink.all()[1].Message.Body; got != "while away" {
+	if got := r.sink.Inbound()[1].Message.Body; got != "while away" {
 		t.Errorf("replayed %q", got)
 	}
 	if srv.Identifies() != 1 || r.b.Identifies() != 1 {
@@ -144,7 +145,7 @@ func TestTerminalCloseCodesStopReconnecting(t *testing.T) {
 			var err error
 			select {
 			case err = <-r.done:
-			case <-time.After(waitFor):
+			case <-time.After(bridgetest.WaitFor):
 				t.Fatal("the bridge kept running after a terminal close code")
 			}
 			r.done <- err
@@ -214,7 +215,7 @@ func TestTenMinuteOutage(t *testing.T) {
 	var attempts int
 	select {
 	case attempts = <-during:
-	case <-time.After(waitFor):
+	case <-time.After(bridgetest.WaitFor):
 		t.Fatal("the outage never reached 10 virtual minutes")
 	}
 	if attempts >= 20 || attempts < 5 {
@@ -235,10 +236,10 @@ func TestTenMinuteOutage(t *testing.T) {
 	if srv.Resumes() != 0 {
 		t.Errorf("%d resumes, want none once 3 resumes had failed", srv.Resumes())
 	}
-	if !eventually(func() bool { return len(r.sink.all()) >= 2 }) {
+	if !r.sink.Eventually(func() bool { return len(r.sink.Inbound()) >= 2 }) {
 		t.Fatal("the message written during the outage was not backfilled")
 	}
-	if got := r.sink.all()[1].Message.Body; got != "while down" {
+	if got := r.sink.Inbound()[1].Message.Body; got != "while down" {
 		t.Errorf("backfilled %q", got)
 	}
 	r.receive(t, srv.DirectMessage(ada, "back"), 3)
@@ -295,7 +296,7 @@ func TestIdentifyBudgetIsKept(t *testing.T) {
 	b.Store(r.b)
 	r.connected(t)
 	srv.SendInvalidSession(false)
-	if !eventually(func() bool { return strings.Contains(r.b.Status().LastError, "identifies left") }) {
+	if !bridgetest.Eventually(func() bool { return strings.Contains(r.b.Status().LastError, "identifies left") }) {
 		t.Fatalf("status %+v, want the exhausted budget named", r.b.Status())
 	}
 	if srv.Identifies() != 1 || r.b.Identifies() != 1 {
@@ -340,7 +341,7 @@ func TestSlowBackfillKeepsHeartbeating(t *testing.T) {
 	waitSrv(t, srv, "failed resumes", func() bool { return srv.Connections() >= before+4 })
 	srv.SetOutage(false)
 	waitSrv(t, srv, "a fresh identify", func() bool { return srv.Identifies() == 2 })
-	if !eventually(func() bool { return gate.waiting.Load() > 0 }) {
+	if !bridgetest.Eventually(func() bool { return gate.waiting.Load() > 0 }) {
 		t.Fatal("no backfill request")
 	}
 	srv.PushMessageCreate(srv.DirectMessage(ada, "live"))
@@ -351,15 +352,15 @@ func TestSlowBackfillKeepsHeartbeating(t *testing.T) {
 			t.Fatalf("zombie close while the backfill ran: %+v", srv.Closes())
 		}
 	}
-	if n := len(r.sink.all()); n != 1 {
+	if n := len(r.sink.Inbound()); n != 1 {
 		t.Fatalf("%d messages submitted before the backfill finished, want the live one held", n)
 	}
 	close(gate.release)
-	if !eventually(func() bool { return len(r.sink.all()) >= 3 }) {
-		t.Fatalf("got %d messages after the backfill, want 3", len(r.sink.all()))
+	if !r.sink.Eventually(func() bool { return len(r.sink.Inbound()) >= 3 }) {
+		t.Fatalf("got %d messages after the backfill, want 3", len(r.sink.Inbound()))
 	}
 	var bodies []string
-	for _, in := range r.sink.all() {
+	for _, in := range r.sink.Inbound() {
 		bodies = append(bodies, in.Message.Body)
 	}
 	if want := []string{"before", "while down", "live"}; !slices.Equal(bodies, want) {

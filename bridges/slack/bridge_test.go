@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/core"
@@ -20,48 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-const waitFor = 15 * time.Second
-
-// recordSink keeps what the bridge submits and the states it reports.
-type recordSink struct {
-	mu     sync.Mutex
-	got    []bridges.Inbound
-	states []bridges.State
-}
-
-func (s *recordSink) Submit(_ context.Context, m bridges.Inbound) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.got = append(s.got, m)
-	return nil
-}
-
-func (s *recordSink) State(st bridges.State, _ error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.states = append(s.states, st)
-}
-
-func (s *recordSink) all() []bridges.Inbound {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]bridges.Inbound(nil), s.got...)
-}
-
-func eventually(cond func() bool) bool {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(waitFor)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			return false
-		}
-	}
-	return true
-}
 
 func newBridge(t *testing.T, srv *slacktest.Server) *slack.Bridge {
 	t.Helper()
@@ -80,7 +38,7 @@ func start(t *testing.T, b *slack.Bridge, sink bridges.Sink) {
 	done := make(chan error, 1)
 	go func() { done <- b.Start(ctx, sink) }()
 	t.Cleanup(func() { cancel(); <-done })
-	if !eventually(func() bool { return b.Status().State == bridges.StateConnected }) {
+	if !bridgetest.Eventually(func() bool { return b.Status().State == bridges.StateConnected }) {
 		t.Fatalf("the bridge did not connect: %+v", b.Status())
 	}
 }
@@ -88,20 +46,20 @@ func start(t *testing.T, b *slack.Bridge, sink bridges.Sink) {
 func TestSocketModeMessagesAreNormalizedAndAcked(t *testing.T) {
 	srv := slacktest.New(t)
 	b := newBridge(t, srv)
-	sink := &recordSink{}
+	sink := &bridgetest.Sink{}
 	start(t, b, sink)
 
 	dm := srv.PushEvent(srv.Message("D100", "U9", "hello there", slacktest.WithChannelType("im")))
 	srv.PushEvent(srv.Message("C200", srv.Identity.BotUserID, "my own echo", slacktest.FromBot(srv.Identity.BotID)))
 	mention := srv.PushEvent(srv.AppMention("C200", "U9", "what is up?", slacktest.InThread("1700000000.000001")))
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	for _, id := range []string{dm, mention} {
 		if _, err := srv.WaitAck(ctx, id); err != nil {
 			t.Fatalf("envelope %s not acked: %v", id, err)
 		}
 	}
-	got := sink.all()
+	got := sink.Inbound()
 	if len(got) != 2 {
 		t.Fatalf("submitted %d messages, want the DM and the mention (not the bot's own): %+v", len(got), got)
 	}
@@ -150,7 +108,7 @@ func TestInvalidAuthIsTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = b.Start(t.Context(), &recordSink{})
+	err = b.Start(t.Context(), &bridgetest.Sink{})
 	if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 		t.Fatalf("Start = %v, want invalid_auth", err)
 	}
@@ -173,10 +131,10 @@ func TestEventsAPIOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &recordSink{}
+	sink := &bridgetest.Sink{}
 	start(t, b, sink)
 	url := "http://" + addr + slack.DefaultEventsPath
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 
 	ev := srv.Message("D100", "U9", "over http", slacktest.WithChannelType("im"))
@@ -191,7 +149,7 @@ func TestEventsAPIOverHTTP(t *testing.T) {
 	if code, err := srv.PostEvent(ctx, url, secret, ev, slacktest.WithRetry(1, "http_timeout")); err != nil || code != http.StatusOK {
 		t.Fatalf("retried event: %d %v", code, err)
 	}
-	got := sink.all()
+	got := sink.Inbound()
 	if len(got) != 2 || got[0].Message.Body != "over http" || got[0].DedupeKey == "" || got[0].DedupeKey != got[1].DedupeKey {
 		t.Fatalf("submitted = %+v", got)
 	}

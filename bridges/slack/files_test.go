@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/core"
@@ -75,7 +76,7 @@ func TestInboundFiles(t *testing.T) {
 	mediaDir := filepath.Join(t.TempDir(), "media", "slack")
 	logs := &logBuffer{}
 	b := fileBridge(t, srv, mediaDir, 1000, logs)
-	sink := &recordSink{}
+	sink := &bridgetest.Sink{}
 	start(t, b, sink)
 
 	png := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 25)
@@ -107,14 +108,14 @@ func TestInboundFiles(t *testing.T) {
 		{"a file with a mention", srv.AppMention("C200", "U9", "what is this?", slacktest.WithFile("m.png", "image/png", png)),
 			"what is this?", [][]byte{png}, []string{"image/png"}, 0, nil},
 	} {
-		before := len(sink.all())
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		before := len(sink.Inbound())
+		ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 		_, err := srv.WaitAck(ctx, srv.PushEvent(tc.event))
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		got := sink.all()[before:]
+		got := sink.Inbound()[before:]
 		if len(got) != 1 {
 			t.Errorf("%s: %d messages submitted, want 1", tc.name, len(got))
 			continue
@@ -157,15 +158,15 @@ func TestInboundFiles(t *testing.T) {
 func TestInboundFileWithoutMediaDir(t *testing.T) {
 	srv := slacktest.New(t)
 	b := fileBridge(t, srv, "", 0, &logBuffer{})
-	sink := &recordSink{}
+	sink := &bridgetest.Sink{}
 	start(t, b, sink)
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	id := srv.PushEvent(srv.Message("D100", "U9", "", slacktest.WithChannelType("im"), slacktest.WithFile("a.png", "image/png", []byte("png"))))
 	if _, err := srv.WaitAck(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	got := sink.all()
+	got := sink.Inbound()
 	if len(got) != 1 || len(got[0].Message.Media) != 0 || len(got[0].Message.UntrustedContext) != 1 ||
 		!strings.Contains(got[0].Message.UntrustedContext[0], "no media directory") {
 		t.Fatalf("submitted = %+v", got)
@@ -311,7 +312,7 @@ func TestInboundFileOverHTTP(t *testing.T) {
 	start(t, b, sink)
 	ts := httptest.NewServer(b)
 	defer ts.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	ev := srv.Message("C200", "U9", "", slacktest.WithChannelType("channel"), slacktest.WithFile("plan.txt", "text/plain", []byte("the plan")))
 	if code, err := srv.PostEvent(ctx, ts.URL, signingSecret, ev); err != nil || code != http.StatusOK {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/core"
@@ -134,7 +135,7 @@ func TestHTTPReplayedRequestIsProcessedOnce(t *testing.T) {
 }
 
 func TestHTTPRetries(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 
 	t.Run("a retry whose first attempt never arrived is processed", func(t *testing.T) {

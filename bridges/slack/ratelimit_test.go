@@ -10,6 +10,7 @@ import (
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/core"
@@ -61,16 +62,16 @@ func TestRateLimitHoldsOnlyTheLimitedMethod(t *testing.T) {
 	}
 	go deliver("second")
 	// The 429 holds chat.postMessage: the retry waits for the clock...
-	if !eventually(func() bool { return clock.Waiting() == 1 }) {
+	if !bridgetest.Eventually(func() bool { return clock.Waiting() == 1 }) {
 		t.Fatalf("the rate-limited post does not wait: %v", srv.Requests())
 	}
 	// ...and so does another post, which makes no request in the meantime.
 	go deliver("third")
-	if !eventually(func() bool { return clock.Waiting() == 2 }) {
+	if !bridgetest.Eventually(func() bool { return clock.Waiting() == 2 }) {
 		t.Fatalf("a second post does not wait for the same window: %v", srv.Requests())
 	}
 	// Other methods are not held.
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	if err := b.React(ctx, route, first.MessageIDs[0], "👀"); err != nil {
 		t.Errorf("reaction during the chat.postMessage window: %v", err)
@@ -89,7 +90,7 @@ func TestRateLimitHoldsOnlyTheLimitedMethod(t *testing.T) {
 			if r.err != nil || len(r.rc.MessageIDs) != 1 {
 				t.Errorf("held delivery = %+v, %v", r.rc, r.err)
 			}
-		case <-time.After(waitFor):
+		case <-time.After(bridgetest.WaitFor):
 			t.Fatal("held deliveries did not go out when the window ended")
 		}
 	}
@@ -133,7 +134,7 @@ func TestRateLimitGivesUpAfterBoundedAttempts(t *testing.T) {
 			return
 		default:
 		}
-		if !eventually(func() bool { return clock.Waiting() > 0 || len(done) > 0 }) {
+		if !bridgetest.Eventually(func() bool { return clock.Waiting() > 0 || len(done) > 0 }) {
 			t.Fatal("React neither waits nor returns")
 		}
 		clock.Advance(2 * time.Second)
@@ -155,7 +156,7 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 		_, err := b.Deliver(ctx, bridges.Outbound{Route: core.Route{To: "C200"}, Text: "hi"})
 		done <- err
 	}()
-	if !eventually(func() bool { return clock.Waiting() == 1 }) {
+	if !bridgetest.Eventually(func() bool { return clock.Waiting() == 1 }) {
 		t.Fatal("the post does not wait")
 	}
 	cancel()
@@ -164,7 +165,7 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Deliver = %v, want context.Canceled", err)
 		}
-	case <-time.After(waitFor):
+	case <-time.After(bridgetest.WaitFor):
 		t.Fatal("Deliver kept waiting after its context ended")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
 
 // journalSink stands for the gate and the dispatcher's journal: a
@@ -13,22 +14,24 @@ import (
 // real dispatcher treats it. fails makes that many Submits fail (a journal
 // error); stuck makes Submit wait for its context, as a stuck journal
 // would. It takes notices too (bridges.SystemEventSink).
+//
+// rec records what is taken as new and the notices; journalSink is a
+// wrapper, not a bridgetest.Sink, because it has what that lacks: the
+// duplicate check, the count of every Submit, and the stuck journal. Its
+// failures stay here rather than in rec.FailNext because a journal that is
+// down refuses duplicates too.
 type journalSink struct {
+	rec bridgetest.Sink
+
 	mu       sync.Mutex
 	seen     map[string]bool
-	fresh    []bridges.Inbound
 	dups     int
 	attempts int
 	fails    int
 	stuck    bool
-	notices  []notice
 }
 
-// notice is one SystemEvent call.
-type notice struct {
-	msg       bridges.Inbound
-	text, key string
-}
+var _ bridges.SystemEventSink = (*journalSink)(nil)
 
 func (s *journalSink) Submit(ctx context.Context, m bridges.Inbound) error {
 	s.mu.Lock()
@@ -51,17 +54,13 @@ func (s *journalSink) Submit(ctx context.Context, m bridges.Inbound) error {
 		return nil
 	}
 	s.seen[m.DedupeKey] = true
-	s.fresh = append(s.fresh, m)
-	return nil
+	return s.rec.Submit(ctx, m)
 }
 
 func (s *journalSink) State(bridges.State, error) {}
 
-func (s *journalSink) SystemEvent(_ context.Context, m bridges.Inbound, text, key string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.notices = append(s.notices, notice{m, text, key})
-	return nil
+func (s *journalSink) SystemEvent(ctx context.Context, m bridges.Inbound, text, key string) error {
+	return s.rec.SystemEvent(ctx, m, text, key)
 }
 
 // set changes the failure mode.
@@ -76,11 +75,5 @@ func (s *journalSink) set(fails int, stuck bool) {
 func (s *journalSink) counts() (fresh []bridges.Inbound, dups, attempts int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]bridges.Inbound(nil), s.fresh...), s.dups, s.attempts
-}
-
-func (s *journalSink) allNotices() []notice {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]notice(nil), s.notices...)
+	return s.rec.Inbound(), s.dups, s.attempts
 }

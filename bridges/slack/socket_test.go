@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 )
 
@@ -14,7 +15,7 @@ func TestSocketModeUnacceptedEnvelopeIsRedelivered(t *testing.T) {
 	b := newBridge(t, srv)
 	sink := &journalSink{fails: 1}
 	start(t, b, sink)
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 
 	first := srv.PushEvent(srv.Message("D100", "U9", "keep me", slacktest.WithChannelType("im")))

@@ -8,12 +8,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/markup"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
@@ -29,8 +31,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-const waitFor = 15 * time.Second
 
 var (
 	ada = telegramtest.User{ID: 42, FirstName: "Ada", Username: "ada"}
@@ -146,7 +146,7 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 
 // stop shuts the rig down in the daemon's order; safe to call twice.
 func (r *rig) stop() {
-	if err := r.stopWithin(waitFor); err != nil {
+	if err := r.stopWithin(bridgetest.WaitFor); err != nil {
 		r.t.Errorf("dispatcher Stop: %v", err)
 	}
 }
@@ -165,7 +165,7 @@ func (r *rig) stopWithin(timeout time.Duration) error {
 		if err != nil {
 			r.t.Errorf("bridge Start returned %v", err)
 		}
-	case <-time.After(waitFor):
+	case <-time.After(bridgetest.WaitFor):
 		r.t.Error("the bridge did not stop")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -185,7 +185,7 @@ func (r *rig) stopWithin(timeout time.Duration) error {
 
 func (r *rig) waitSent(n int) []telegramtest.SentMessage {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	sent, err := r.tg.WaitSent(ctx, n)
 	if err != nil {
@@ -198,7 +198,7 @@ func (r *rig) waitSent(n int) []telegramtest.SentMessage {
 // long-polling again.
 func (r *rig) waitPolled() {
 	r.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	if err := r.tg.WaitFor(ctx, func() bool { return r.tg.PendingUpdates() == 0 && r.tg.LongPolls() > 0 }); err != nil {
 		r.t.Fatalf("the bridge did not take the updates: %v", err)
@@ -311,9 +311,8 @@ func TestBadTokenIsTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var states []bridges.State
-	sink := &stateSink{on: func(s bridges.State) { states = append(states, s) }}
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	sink := &bridgetest.Sink{}
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	err = b.Start(ctx, sink)
 	if err == nil || !strings.Contains(err.Error(), "refused the bot token") || strings.Contains(err.Error(), "123:wrong") {
@@ -322,15 +321,10 @@ func TestBadTokenIsTerminal(t *testing.T) {
 	if st := b.Status(); st.State != bridges.StateBadCredentials || !strings.Contains(st.LastError, "refused") {
 		t.Errorf("status = %+v, want bad-credentials kept after Start returned", st)
 	}
-	if len(states) == 0 || states[len(states)-1] != bridges.StateBadCredentials {
+	if states := sink.States(); len(states) == 0 || states[len(states)-1].State != bridges.StateBadCredentials {
 		t.Errorf("states = %v, want bad-credentials last", states)
 	}
 }
-
-type stateSink struct{ on func(bridges.State) }
-
-func (s *stateSink) Submit(context.Context, bridges.Inbound) error { return nil }
-func (s *stateSink) State(st bridges.State, _ error)               { s.on(st) }
 
 func TestTypingWhileTheModelThinks(t *testing.T) {
 	tg := telegramtest.New(t)
@@ -338,7 +332,7 @@ func TestTypingWhileTheModelThinks(t *testing.T) {
 	gate := make(chan struct{})
 	r.provider.Push(llmtest.Text("Done thinking.").Gated(gate))
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "think hard"))
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer cancel()
 	// Refreshed while the run lasts: at least three indicators.
 	if err := tg.WaitFor(ctx, func() bool { return len(tg.ChatActions()) >= 3 }); err != nil {
@@ -359,7 +353,7 @@ func TestRestartMidTurnAnswersOnce(t *testing.T) {
 	r := newRig(t, tg, dir, rigOptions{access: access, offsets: true})
 	r.provider.Push(llmtest.Text("Half an ans", "wer that never ends").HangAfter(1))
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "long question"))
-	if !eventually(func() bool { return len(r.provider.Requests()) == 1 }) {
+	if !bridgetest.Eventually(func() bool { return len(r.provider.Requests()) == 1 }) {
 		t.Fatal("the model was not called")
 	}
 	// The process goes down mid-turn: the turn is cut short after 100 ms.
@@ -370,31 +364,12 @@ func TestRestartMidTurnAnswersOnce(t *testing.T) {
 	r2 := newRig(t, tg, dir, rigOptions{access: access, offsets: true, script: []llmtest.Response{llmtest.Text("The whole answer.")}})
 	sent := r2.waitSent(1)
 	r2.waitPolled()
-	if !eventually(func() bool { return len(r2.provider.Requests()) == 1 }) {
+	if !bridgetest.Eventually(func() bool { return len(r2.provider.Requests()) == 1 }) {
 		t.Fatal("the interrupted message was not answered after the restart")
 	}
 	if len(tg.Sent()) != 1 || sent[0].PlainText != "The whole answer." {
 		t.Fatalf("sent = %+v, want exactly the one complete answer", tg.Sent())
 	}
-}
-
-// recordSink keeps what a bridge submits.
-type recordSink struct {
-	mu  sync.Mutex
-	got []bridges.Inbound
-}
-
-func (s *recordSink) Submit(_ context.Context, m bridges.Inbound) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.got = append(s.got, m)
-	return nil
-}
-func (s *recordSink) State(bridges.State, error) {}
-func (s *recordSink) all() []bridges.Inbound {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]bridges.Inbound(nil), s.got...)
 }
 
 func TestInboundMediaDownloadedWithACap(t *testing.T) {
@@ -408,15 +383,15 @@ func TestInboundMediaDownloadedWithACap(t *testing.T) {
 	photo := bytes.Repeat([]byte{0xff, 0xd8}, 50)
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "", telegramtest.WithPhoto("ph1", photo)))
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "", telegramtest.WithDocument("doc1", "big.pdf", "application/pdf", make([]byte, 2000))))
-	sink := &recordSink{}
+	sink := &bridgetest.Sink{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Start(ctx, sink) }()
 	defer func() { cancel(); <-done }()
-	if !eventually(func() bool { return len(sink.all()) == 2 }) {
-		t.Fatalf("got %d messages", len(sink.all()))
+	if !sink.Eventually(func() bool { return len(sink.Inbound()) == 2 }) {
+		t.Fatalf("got %d messages", len(sink.Inbound()))
 	}
-	got := sink.all()
+	got := sink.Inbound()
 	if m := got[0].Message.Media; len(m) != 1 || m[0].MimeType != "image/jpeg" || !strings.HasPrefix(m[0].Path, media) {
 		t.Fatalf("photo media = %+v", m)
 	} else if data, err := os.ReadFile(m[0].Path); err != nil || !bytes.Equal(data, photo) {
@@ -502,14 +477,14 @@ func TestWebhookMode(t *testing.T) {
 	if _, err := telegram.New(telegram.Options{Token: tg.Token, Webhook: &telegram.WebhookOptions{URL: "https://x", Secret: "bad secret!"}}); err == nil {
 		t.Error("a webhook secret Telegram would refuse was accepted")
 	}
-	sink := &recordSink{}
+	sink := &bridgetest.Sink{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Start(ctx, sink) }()
 	defer func() { cancel(); <-done }()
-	wctx, wcancel := context.WithTimeout(context.Background(), waitFor)
+	wctx, wcancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)
 	defer wcancel()
-	if !eventually(func() bool { return b.Status().State == bridges.StateConnected }) {
+	if !bridgetest.Eventually(func() bool { return b.Status().State == bridges.StateConnected }) {
 		t.Fatalf("webhook mode never connected: %+v", b.Status())
 	}
 	if wh := tg.Webhook(); wh.URL != "https://bot.example.com/telegram-webhook" || wh.SecretToken != secret {
@@ -523,7 +498,7 @@ func TestWebhookMode(t *testing.T) {
 	if err := tg.WebhookPost(wctx, url, secret, upd); err != nil {
 		t.Fatalf("webhook post: %v", err)
 	}
-	if got := sink.all(); len(got) != 1 || got[0].Message.Body != "via webhook" {
+	if got := sink.Inbound(); len(got) != 1 || got[0].Message.Body != "via webhook" {
 		t.Fatalf("submitted = %+v", got)
 	}
 	for _, m := range tg.Requests() {
@@ -531,22 +506,6 @@ func TestWebhookMode(t *testing.T) {
 			t.Error("the bridge polled while in webhook mode")
 		}
 	}
-}
-
-// eventually polls cond (state outside the fake server, which WaitFor
-// cannot watch) until it holds or waitFor passes.
-func eventually(cond func() bool) bool {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(waitFor)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			return false
-		}
-	}
-	return true
 }
 
 func TestOutboundMedia(t *testing.T) {
@@ -600,30 +559,6 @@ func TestNewlineChunkMode(t *testing.T) {
 	}
 }
 
-// statesSink records every state a bridge reports, in order.
-type statesSink struct {
-	recordSink
-	smu    sync.Mutex
-	states []bridges.State
-}
-
-func (s *statesSink) State(st bridges.State, _ error) {
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	s.states = append(s.states, st)
-}
-
-func (s *statesSink) seen(st bridges.State) bool {
-	s.smu.Lock()
-	defer s.smu.Unlock()
-	for _, x := range s.states {
-		if x == st {
-			return true
-		}
-	}
-	return false
-}
-
 func TestPollingSurvivesConflictRateLimitAndNetworkErrors(t *testing.T) {
 	tg := telegramtest.New(t)
 	b, err := telegram.New(telegram.Options{Token: tg.Token, APIURL: tg.URL, HTTPClient: tg.Client(), PollTimeout: time.Second,
@@ -636,11 +571,11 @@ func TestPollingSurvivesConflictRateLimitAndNetworkErrors(t *testing.T) {
 	tg.CutConnection("getUpdates")
 	tg.FailNext("getUpdates", 502, "Bad Gateway", 0)
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "still there?"))
-	sink := &statesSink{}
+	sink := &bridgetest.Sink{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Start(ctx, sink) }()
-	if !eventually(func() bool { return len(sink.all()) == 1 }) {
+	if !sink.Eventually(func() bool { return len(sink.Inbound()) == 1 }) {
 		t.Fatalf("the message never arrived through the faults; status %+v", b.Status())
 	}
 	cancel()
@@ -648,7 +583,7 @@ func TestPollingSurvivesConflictRateLimitAndNetworkErrors(t *testing.T) {
 		t.Errorf("Start = %v after transient faults, want nil", err)
 	}
 	for _, st := range []bridges.State{bridges.StateConflict, bridges.StateTransientDisconnect, bridges.StateConnected, bridges.StateStopped} {
-		if !sink.seen(st) {
+		if !slices.ContainsFunc(sink.States(), func(c bridgetest.StateChange) bool { return c.State == st }) {
 			t.Errorf("state %s was never reported", st)
 		}
 	}
@@ -668,16 +603,16 @@ func TestSecondPollerOfTheSameBotWaitsForTheLock(t *testing.T) {
 	first, second := newBridge(), newBridge()
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	done1 := make(chan error, 1)
-	go func() { done1 <- first.Start(ctx1, &recordSink{}) }()
-	if !eventually(func() bool { return first.Status().State == bridges.StateConnected }) {
+	go func() { done1 <- first.Start(ctx1, &bridgetest.Sink{}) }()
+	if !bridgetest.Eventually(func() bool { return first.Status().State == bridges.StateConnected }) {
 		t.Fatalf("first bridge: %+v", first.Status())
 	}
-	sink2 := &recordSink{}
+	sink2 := &bridgetest.Sink{}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done2 := make(chan error, 1)
 	go func() { done2 <- second.Start(ctx2, sink2) }()
 	defer func() { cancel2(); <-done2 }()
-	if !eventually(func() bool { return second.Status().State == bridges.StateConflict }) {
+	if !bridgetest.Eventually(func() bool { return second.Status().State == bridges.StateConflict }) {
 		t.Fatalf("second bridge: %+v, want conflict while the first polls", second.Status())
 	}
 	if !strings.Contains(second.Status().LastError, "another Switchboard") {
@@ -688,11 +623,11 @@ func TestSecondPollerOfTheSameBotWaitsForTheLock(t *testing.T) {
 	}
 	cancel1()
 	<-done1
-	if !eventually(func() bool { return second.Status().State == bridges.StateConnected }) {
+	if !bridgetest.Eventually(func() bool { return second.Status().State == bridges.StateConnected }) {
 		t.Fatalf("second bridge did not take over: %+v", second.Status())
 	}
 	tg.PushUpdate(tg.TextMessage(ada.ID, telegramtest.ChatPrivate, ada, "to the survivor"))
-	if !eventually(func() bool { return len(sink2.all()) == 1 }) {
+	if !sink2.Eventually(func() bool { return len(sink2.Inbound()) == 1 }) {
 		t.Error("the second bridge does not receive updates")
 	}
 }

@@ -238,7 +238,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		}
 		s.enqueueLocked(c, opFrame(opHello, map[string]int64{"heartbeat_interval": max(s.heartbeat.Milliseconds(), 1)}))
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	s.mu.Unlock()
 	if outage {
 		_ = ws.CloseNow()
@@ -254,7 +254,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 		s.handleFrameLocked(c, typ, data)
-		s.notifyLocked()
+		s.changes.Changed()
 		s.mu.Unlock()
 	}
 	s.connEnded(c, readErr)
@@ -376,7 +376,7 @@ func (s *Server) connEnded(c *gwConn, err error) {
 		s.detachLocked(c.session)
 	}
 	delete(s.gateway.conns, c)
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // detachLocked separates sess from its connection; it keeps collecting
@@ -654,7 +654,7 @@ func (s *Server) DropConnection() {
 	for _, c := range conns {
 		s.dropLocked(c, "discordtest: DropConnection")
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	s.mu.Unlock()
 	for _, c := range conns {
 		_ = c.ws.CloseNow()
@@ -676,7 +676,7 @@ func (s *Server) SetOutage(on bool) {
 			s.dropLocked(c, "discordtest: outage")
 		}
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	s.mu.Unlock()
 	for _, c := range conns {
 		_ = c.ws.CloseNow()
@@ -690,7 +690,7 @@ func (s *Server) WithholdHello(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gateway.noHello = on
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // CloseWith closes every gateway connection with code and reason (empty:
@@ -704,7 +704,7 @@ func (s *Server) CloseWith(code CloseCode, reason string) {
 	for _, c := range s.liveConnsLocked() {
 		s.closeLocked(c, code, reason)
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // SendReconnect sends Reconnect (op 7) on every gateway connection; the
@@ -715,7 +715,7 @@ func (s *Server) SendReconnect() {
 	for _, c := range s.liveConnsLocked() {
 		s.enqueueLocked(c, opFrame(opReconnect, nil))
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // SendInvalidSession sends Invalid Session (op 9, d: resumable) on every
@@ -737,7 +737,7 @@ func (s *Server) SendInvalidSession(resumable bool) {
 			s.endSessionLocked(sess)
 		}
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // SetHeartbeatACKs turns heartbeat ACKs on (the default) or off, to make a

@@ -102,7 +102,7 @@ func (s *Server) addChannelLocked(ch Channel) (Channel, error) {
 	default:
 		s.dispatchLocked(event{name: "CHANNEL_CREATE", intent: IntentGuilds, data: ch}, false)
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	return ch, nil
 }
 
@@ -155,7 +155,7 @@ func (s *Server) SetBotRoles(guildID string, roleIDs ...string) {
 	if !slices.Contains(s.guilds, guildID) {
 		s.guilds = append(s.guilds, guildID)
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // botMemberLocked is GUILD_CREATE's members list: the bot, when it has
@@ -484,7 +484,7 @@ func (s *Server) PushMessageCreate(m Message) Message {
 	m = normalizeMessage(m)
 	s.messages[messageKey(m.ChannelID, m.ID)] = &storedMessage{msg: m, fromBot: m.Author.ID == s.BotUser.ID}
 	s.dispatchLocked(messageEvent("MESSAGE_CREATE", m), true)
-	s.notifyLocked()
+	s.changes.Changed()
 	return m
 }
 
@@ -525,7 +525,7 @@ func (s *Server) Push(name string, data any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dispatchLocked(event{name: name, data: raw}, true)
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // BotMention returns the content that mentions the bot, "<@id>".

@@ -198,7 +198,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	rep := s.routeLocked(&req, c, readErr)
 	req.Status = rep.status
 	s.requests = append(s.requests, req)
-	s.notifyLocked()
+	s.changes.Changed()
 	var out []byte
 	if rep.body != nil {
 		var err error

@@ -104,6 +104,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
 
 // Defaults of a Server made without options.
@@ -194,10 +196,10 @@ type Server struct {
 	heartbeat  time.Duration
 	privileged Intent
 	startLimit int
-	conns      sync.WaitGroup // gateway connection goroutines
+	conns      sync.WaitGroup     // gateway connection goroutines
+	changes    bridgetest.Changes // wakes WaitFor and the fake's own waits on every state change; has its own lock
 
 	mu        sync.Mutex
-	changed   chan struct{} // closed and replaced on every state change
 	closed    bool
 	lastID    uint64
 	users     map[string]User
@@ -252,7 +254,6 @@ func New(t testing.TB, opts ...Option) *Server {
 		heartbeat:  cfg.heartbeat,
 		privileged: cfg.privileged,
 		startLimit: cfg.startLimit,
-		changed:    make(chan struct{}),
 		users:      map[string]User{bot.ID: bot},
 		channels:   map[string]*Channel{},
 		dms:        map[string]string{},
@@ -319,30 +320,15 @@ func (rt *redirectTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return rt.base.RoundTrip(r)
 }
 
-// notifyLocked wakes everything waiting for a state change.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 // WaitFor blocks until cond returns true or ctx ends. cond is evaluated now
 // and again after every change of the server's state (a request, a gateway
 // frame, a push), so it may call the server's accessors such as Sent or
 // Resumes.
 func (s *Server) WaitFor(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("discordtest: condition not met: %w", ctx.Err())
-		}
+	if err := s.changes.WaitFor(ctx, cond); err != nil {
+		return fmt.Errorf("discordtest: condition not met: %w", err)
 	}
+	return nil
 }
 
 // WaitSent blocks until at least n messages have been sent or edited (see

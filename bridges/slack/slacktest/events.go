@@ -335,7 +335,7 @@ func (s *Server) recordEvent(raw json.RawMessage) {
 			})
 		}
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // DeliveryOption adjusts a PostEvent delivery.

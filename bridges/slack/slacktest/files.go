@@ -65,7 +65,7 @@ func (s *Server) storeFileLocked(id, name, title, mimeType, user string, data []
 		data: slices.Clone(data),
 	}
 	s.files[id] = f
-	s.notifyLocked()
+	s.changes.Changed()
 	return f
 }
 
@@ -126,7 +126,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	if pu != nil {
 		pu.upload.Data = data
 		pu.uploaded = true
-		s.notifyLocked()
+		s.changes.Changed()
 	}
 	s.mu.Unlock()
 	if pu == nil {

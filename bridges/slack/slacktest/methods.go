@@ -65,7 +65,7 @@ func (s *Server) call(name string, p *params) (map[string]any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, Call{Method: name, ContentType: p.contentType, Token: p.token, Params: p.values, At: s.clock()})
-	s.notifyLocked()
+	s.changes.Changed()
 	if f := s.faults[name]; len(f) > 0 {
 		s.faults[name] = f[1:]
 		if f[0].retryAfter > 0 {

@@ -41,6 +41,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
 
 // Tokens a Server accepts unless WithBotToken or WithAppToken say otherwise.
@@ -109,10 +111,10 @@ type Server struct {
 	ctx          context.Context // canceled when the test ends
 	cancel       context.CancelFunc
 	eventClient  *http.Client
-	sockets      sync.WaitGroup // Socket Mode handlers, which outlive httptest's tracking once hijacked
+	sockets      sync.WaitGroup     // Socket Mode handlers, which outlive httptest's tracking once hijacked
+	changes      bridgetest.Changes // wakes WaitFor and the fake's own waits on every state change; has its own lock
 
 	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every state change
 	closed   bool
 	lastTS   int64 // microseconds of the last assigned ts
 	seq      int   // shared counter for generated IDs
@@ -173,7 +175,6 @@ func New(t testing.TB, opts ...Option) *Server {
 		ctx:          ctx,
 		cancel:       cancel,
 		eventClient:  &http.Client{Transport: &http.Transport{}},
-		changed:      make(chan struct{}),
 		convs:        map[string]*Conversation{},
 		users:        map[string]*User{},
 		messages:     map[string]map[string]*storedMessage{},
@@ -225,30 +226,15 @@ func (s *Server) close() {
 // closed with it; pass it to slack.OptionHTTPClient to keep goleak quiet.
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
-// notifyLocked wakes everything waiting for a state change.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 // WaitFor blocks until cond returns true or ctx ends. cond is evaluated now
 // and again after every change of the server's state (a request, a push, an
 // ack, a connection), so it may call the server's accessors such as Sent or
 // Acked.
 func (s *Server) WaitFor(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("slacktest: condition not met: %w", ctx.Err())
-		}
+	if err := s.changes.WaitFor(ctx, cond); err != nil {
+		return fmt.Errorf("slacktest: condition not met: %w", err)
 	}
+	return nil
 }
 
 // WaitSent blocks until at least n messages have been sent (see Sent) or ctx
@@ -339,7 +325,7 @@ func (s *Server) AddUser(u User) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users[u.ID] = &u
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // AddConversation registers a conversation for conversations.info and as
@@ -353,7 +339,7 @@ func (s *Server) AddConversation(c Conversation) {
 		c.setChannelType(defaultChannelType(c.ID))
 	}
 	s.convs[c.ID] = &c
-	s.notifyLocked()
+	s.changes.Changed()
 }
 
 // defaultChannelType guesses a conversation's channel_type from its ID.

@@ -121,7 +121,7 @@ func (s *Server) enqueue(envType string, payload json.RawMessage, acceptsRespons
 	s.envelopes = append(s.envelopes, env)
 	s.byID[id] = env
 	s.outbox = append(s.outbox, env)
-	s.notifyLocked()
+	s.changes.Changed()
 	return id
 }
 
@@ -257,7 +257,7 @@ func (s *Server) takeConns(drain bool) []*socketConn {
 		c.draining = c.draining || drain
 		conns = append(conns, c)
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	return conns
 }
 
@@ -308,12 +308,12 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		},
 		"connection_info": map[string]any{"app_id": s.Identity.AppID},
 	})
-	s.notifyLocked()
+	s.changes.Changed()
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, c.id)
-		s.notifyLocked()
+		s.changes.Changed()
 		s.mu.Unlock()
 	}()
 
@@ -343,9 +343,9 @@ func (s *Server) writeEnvelopes(ctx context.Context, c *socketConn) {
 			env = s.outbox[0]
 			s.outbox = s.outbox[1:]
 			env.Delivered = true // before the write: the ack may beat its return
-			s.notifyLocked()
+			s.changes.Changed()
 		}
-		changed := s.changed
+		changed := s.changes.Next()
 		s.mu.Unlock()
 
 		if env == nil {
@@ -365,7 +365,7 @@ func (s *Server) writeEnvelopes(ctx context.Context, c *socketConn) {
 		s.mu.Lock()
 		env.Delivered = false
 		s.outbox = append([]*envelope{env}, s.outbox...)
-		s.notifyLocked()
+		s.changes.Changed()
 		s.mu.Unlock()
 		_ = c.ws.CloseNow()
 		return
@@ -412,7 +412,7 @@ func (s *Server) readAcks(ctx context.Context, c *socketConn) {
 		if e := s.byID[msg.EnvelopeID]; e != nil {
 			e.Acked = true
 		}
-		s.notifyLocked()
+		s.changes.Changed()
 		s.mu.Unlock()
 	}
 }

@@ -100,7 +100,7 @@ func (s *Server) getUpdates(ctx context.Context, p *params) (any, *apiError) {
 			s.queue = s.queue[len(s.queue)-keep:]
 		}
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	s.mu.Unlock()
 
 	var expired <-chan time.Time
@@ -114,7 +114,7 @@ func (s *Server) getUpdates(ctx context.Context, p *params) (any, *apiError) {
 		if waiting {
 			s.mu.Lock()
 			s.waitingPolls--
-			s.notifyLocked()
+			s.changes.Changed()
 			s.mu.Unlock()
 		}
 	}()
@@ -135,9 +135,9 @@ func (s *Server) getUpdates(ctx context.Context, p *params) (any, *apiError) {
 		if !waiting {
 			waiting = true
 			s.waitingPolls++
-			s.notifyLocked()
+			s.changes.Changed()
 		}
-		changed := s.changed
+		changed := s.changes.Next()
 		s.mu.Unlock()
 
 		select {
@@ -166,7 +166,7 @@ func (s *Server) setWebhook(_ context.Context, p *params) (any, *apiError) {
 	if p.bool("drop_pending_updates") {
 		s.queue = nil
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 
@@ -177,7 +177,7 @@ func (s *Server) deleteWebhook(_ context.Context, p *params) (any, *apiError) {
 	if p.bool("drop_pending_updates") {
 		s.queue = nil
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 
@@ -360,7 +360,7 @@ func (s *Server) sendMessage(_ context.Context, p *params) (any, *apiError) {
 		LinkPreviewOptions:  m.LinkPreviewOptions,
 		ReplyMarkup:         m.ReplyMarkup,
 	})
-	s.notifyLocked()
+	s.changes.Changed()
 	return m, nil
 }
 
@@ -433,7 +433,7 @@ func (s *Server) editMessageText(_ context.Context, p *params) (any, *apiError) 
 		LinkPreviewOptions: p.rawJSON("link_preview_options"),
 		ReplyMarkup:        markup,
 	})
-	s.notifyLocked()
+	s.changes.Changed()
 	return stored.msg, nil
 }
 
@@ -547,7 +547,7 @@ func (s *Server) sendMedia(methodName, field string, p *params) (any, *apiError)
 		ReplyMarkup:         m.ReplyMarkup,
 		File:                sf,
 	})
-	s.notifyLocked()
+	s.changes.Changed()
 	return m, nil
 }
 
@@ -574,7 +574,7 @@ func (s *Server) sendChatAction(_ context.Context, p *params) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.actions = append(s.actions, ChatAction{ChatID: chatID, ThreadID: thread, Action: action})
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 
@@ -596,7 +596,7 @@ func (s *Server) setMyCommands(_ context.Context, p *params) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commands = commands
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 
@@ -613,7 +613,7 @@ func (s *Server) deleteMyCommands(context.Context, *params) (any, *apiError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commands = []BotCommand{}
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 
@@ -636,7 +636,7 @@ func (s *Server) setMessageReaction(_ context.Context, p *params) (any, *apiErro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reactions = append(s.reactions, Reaction{ChatID: chatID, MessageID: messageID, Reaction: reaction, IsBig: p.bool("is_big")})
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 
@@ -648,7 +648,7 @@ func (s *Server) answerCallbackQuery(_ context.Context, p *params) (any, *apiErr
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.answers = append(s.answers, CallbackAnswer{CallbackQueryID: id, Text: p.str("text"), ShowAlert: p.bool("show_alert"), URL: p.str("url")})
-	s.notifyLocked()
+	s.changes.Changed()
 	return true, nil
 }
 

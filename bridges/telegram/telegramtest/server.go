@@ -29,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
 
 // DefaultToken is the bot token a Server accepts unless WithToken says
@@ -72,9 +74,9 @@ type Server struct {
 	clock         func() time.Time
 	closing       chan struct{}
 	webhookClient *http.Client
+	changes       bridgetest.Changes // wakes WaitFor and the fake's own waits on every state change; has its own lock
 
 	mu           sync.Mutex
-	changed      chan struct{} // closed and replaced on every state change
 	nextUpdateID int64
 	queue        []queuedUpdate
 	pollGen      uint64 // incremented by every getUpdates; a waiting poll with an older generation is terminated
@@ -235,7 +237,6 @@ func New(t testing.TB, opts ...Option) *Server {
 		clock:         cfg.clock,
 		closing:       make(chan struct{}),
 		webhookClient: &http.Client{Transport: &http.Transport{}},
-		changed:       make(chan struct{}),
 		nextUpdateID:  1,
 		chats:         map[int64]*chatState{},
 		files:         map[string]*storedFile{},
@@ -256,29 +257,14 @@ func New(t testing.TB, opts ...Option) *Server {
 // closed with it; pass it to bot.WithHTTPClient to keep goleak quiet.
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
-// notifyLocked wakes everything waiting for a state change.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 // WaitFor blocks until cond returns true or ctx ends. cond is evaluated now
 // and again after every change of the server's state (a request, a push), so
 // it may call the server's accessors such as Sent or Requests.
 func (s *Server) WaitFor(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("telegramtest: condition not met: %w", ctx.Err())
-		}
+	if err := s.changes.WaitFor(ctx, cond); err != nil {
+		return fmt.Errorf("telegramtest: condition not met: %w", err)
 	}
+	return nil
 }
 
 // WaitSent blocks until at least n messages have been sent (see Sent) or ctx
@@ -513,7 +499,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		faulted = true
 		s.faults[key] = f[1:]
 	}
-	s.notifyLocked()
+	s.changes.Changed()
 	s.mu.Unlock()
 
 	switch {

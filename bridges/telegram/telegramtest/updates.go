@@ -29,7 +29,7 @@ func (s *Server) PushUpdate(update any) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, queuedUpdate{id: id, raw: raw})
-	s.notifyLocked()
+	s.changes.Changed()
 	return id
 }
 

@@ -22,6 +22,7 @@ import (
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 )
 
@@ -46,7 +47,7 @@ type Phone struct {
 	clients  []*Client
 	connects int
 	media    map[string][]byte
-	notify   chan struct{}
+	changes  bridgetest.Changes
 }
 
 // New returns a Phone with three QR codes and a pairing code.
@@ -55,7 +56,6 @@ func New() *Phone {
 		QRCodes:     []string{"2@fake-qr-1,key,adv", "2@fake-qr-2,key,adv", "2@fake-qr-3,key,adv"},
 		PairingCode: "ABCD-EFGH",
 		media:       map[string][]byte{},
-		notify:      make(chan struct{}),
 	}
 }
 
@@ -70,29 +70,15 @@ func (p *Phone) NewClient(dev *store.Device, _ *slog.Logger) whatsapp.Client {
 }
 
 // changed wakes WaitFor.
-func (p *Phone) changed() {
-	p.mu.Lock()
-	close(p.notify)
-	p.notify = make(chan struct{})
-	p.mu.Unlock()
-}
+func (p *Phone) changed() { p.changes.Changed() }
 
 // WaitFor waits until cond holds, re-checking whenever the phone sees
 // something happen, or ctx ends.
 func (p *Phone) WaitFor(ctx context.Context, cond func() bool) error {
-	for {
-		p.mu.Lock()
-		ch := p.notify
-		p.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("whatsapptest: condition not met: %w", ctx.Err())
-		case <-ch:
-		}
+	if err := p.changes.WaitFor(ctx, cond); err != nil {
+		return fmt.Errorf("whatsapptest: condition not met: %w", err)
 	}
+	return nil
 }
 
 // Clients returns every client built so far, oldest first.
