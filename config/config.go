@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
+	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,6 +73,9 @@ type ChannelsConfig struct {
 	Slack slack.Config `json:"slack"`
 	// Discord is the Discord bot (the gateway plus REST).
 	Discord discord.Config `json:"discord"`
+	// WhatsApp is a WhatsApp account linked as a device (WhatsApp Web),
+	// with `switchboard whatsapp link` or from the web page.
+	WhatsApp whatsapp.Config `json:"whatsapp"`
 }
 
 // MessagesConfig is the `messages:` section of the configuration.

@@ -427,6 +427,50 @@ func TestTelegramSection(t *testing.T) {
 	}
 }
 
+func TestWhatsAppSection(t *testing.T) {
+	cfg := mustParse(t, minimal+`channels:
+  whatsapp:
+    enabled: true
+    dmPolicy: allowlist
+    allowFrom: ["15551234567", "+44 20 7946 0958"]
+    groups:
+      "120363012345678901@g.us":
+        requireMention: false
+        allowFrom: ["+1 (555) 765-4321"]
+    replyToMode: first
+    textChunkLimit: 3000
+    mediaMaxMb: 5
+`, nil)
+	wa := cfg.Channels.WhatsApp
+	if !wa.Enabled || wa.ReplyToMode != "first" {
+		t.Fatalf("whatsapp = %+v", wa)
+	}
+	acc := wa.Access()
+	if strings.Join(acc.AllowFrom, ",") != "+15551234567,+442079460958" {
+		t.Errorf("allowFrom = %q, want E.164", acc.AllowFrom)
+	}
+	if g := acc.Groups["120363012345678901@g.us"]; len(g.AllowFrom) != 1 || g.AllowFrom[0] != "+15557654321" || g.RequireMention == nil || *g.RequireMention {
+		t.Errorf("group rule = %+v", g)
+	}
+	if o := wa.Options("main", cfg.Session); o.ChunkLimit != 3000 || o.MaxMediaBytes != 5<<20 {
+		t.Errorf("options = %+v", o)
+	}
+
+	es := parseErrors(t, minimal+`channels:
+  whatsapp:
+    enabled: true
+    dmPolicy: open
+    replyToMode: sometimes
+    textChunkLimit: 5000
+`, nil)
+	joined := strings.Join(errorLines(es), "\n")
+	for _, want := range []string{`channels.whatsapp.dmPolicy: dmPolicy "open"`, `channels.whatsapp.replyToMode: must be one of off, first, all, batched`, `channels.whatsapp.textChunkLimit:`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("errors lack %q:\n%s", want, joined)
+		}
+	}
+}
+
 func TestSlackSection(t *testing.T) {
 	cfg := mustParse(t, minimal+`channels:
   slack:

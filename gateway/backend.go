@@ -31,6 +31,18 @@ type Backend struct {
 	// Logout logs a bridge account out (channels.logout); nil makes it
 	// answer UNAVAILABLE.
 	Logout func(ctx context.Context, channel, accountID string) error
+	// LoginStart begins linking a bridge account interactively
+	// (web.login.start): it returns the QR code or pairing code to show,
+	// or only a message when there is nothing to link (an account already
+	// linked, without Force). It is called from its own goroutine with a
+	// context bounded by the request's timeoutMs; the linking it begins
+	// outlives that context. nil makes web.login.* answer UNAVAILABLE.
+	LoginStart func(ctx context.Context, req LoginRequest) (LoginResult, error)
+	// LoginWait waits for the linking LoginStart began (web.login.wait)
+	// until it is linked (Connected), a fresh QR code replaces the shown
+	// one, or ctx ends (its error is then returned, and the linking goes
+	// on for the next call). It is called from its own goroutine.
+	LoginWait func(ctx context.Context, req LoginRequest) (LoginResult, error)
 	// Agents lists the configured agents; empty means the default agent.
 	Agents []AgentInfo
 	// Models lists the configured models (models.list).

@@ -164,6 +164,11 @@ func (s *Server) handshake(c *conn, r *http.Request) bool {
 	s.metrics.handshakes.WithLabelValues("ok").Inc()
 	c.respond(req.ID, json.RawMessage(hello), nil)
 	c.ready.Store(true)
+	// A rotation between the grant and ready skipped this socket: close
+	// it here as setSecret would have.
+	if _, _, gen := s.currentSecret(); gen != c.secretGen {
+		c.closeAsync(protocol.CloseAuthChanged, protocol.ReasonAuthChanged)
+	}
 	c.log.Info("gateway client connected", "protocol", proto, "ip", c.ip, "device", g.deviceID != "", "scopes", strings.Join(g.scopes, ","))
 	return true
 }

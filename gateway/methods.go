@@ -57,6 +57,10 @@ func (s *Server) registry() map[string]method {
 		"pairing.list":    {s.mPairingList, true},
 		"pairing.approve": {s.mPairingDecide(true), true},
 		"pairing.reject":  {s.mPairingDecide(false), true},
+
+		// Callable but not advertised, as in OpenClaw (openclaw-facts §1.13).
+		"web.login.start": {s.mWebLoginStart, false},
+		"web.login.wait":  {s.mWebLoginWait, false},
 	}
 	for _, name := range []string{"cron.list", "cron.status", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "last-heartbeat", "set-heartbeats"} {
 		m[name] = method{fn: noScheduler}

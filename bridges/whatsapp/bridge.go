@@ -190,7 +190,13 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		b.setState(bridges.StateStopped, nil)
 		b.mu.Lock()
 		b.sink, b.started = nil, false
+		pending := b.login
+		b.login = nil
 		b.mu.Unlock()
+		if pending != nil {
+			// A link under way must not outlive the store.
+			pending.Close()
+		}
 	}()
 	for ctx.Err() == nil {
 		dev, err := b.opts.Store.Device(ctx)

@@ -42,6 +42,12 @@ type runningBridge struct {
 	bridge bridges.Bridge
 	cancel context.CancelFunc
 	done   chan error
+	// stopped is closed once Start has returned.
+	stopped chan struct{}
+	// linked names the account a bridge with a login flow is linked to
+	// (WhatsApp's device store), ok false when none is; nil when the
+	// bridge cannot tell.
+	linked func(ctx context.Context) (account string, ok bool, err error)
 }
 
 // newBridgeSet builds the router: replies go to the bridge that owns their
@@ -53,10 +59,11 @@ func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
 
 // wireBridges adds one daemon component per enabled bridge, after the
 // dispatcher and the gateway (intake starts last and stops first).
-func wireBridges(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
-	wireTelegram(d, cfg, stateDir, bs, st, disp)
-	wireSlack(d, cfg, stateDir, bs, st, disp)
-	wireDiscord(d, cfg, stateDir, bs, st, disp)
+func wireBridges(d *daemon, cfg *config.Config, w wiring, bs *bridgeSet, st func() *store.SQLite, disp func() *queue.Dispatcher) {
+	wireTelegram(d, cfg, w.stateDir, bs, st, disp)
+	wireSlack(d, cfg, w.stateDir, bs, st, disp)
+	wireDiscord(d, cfg, w.stateDir, bs, st, disp)
+	wireWhatsApp(d, cfg, w, bs, st, disp)
 }
 
 // wireDiscord adds the Discord bridge when channels.discord is enabled.
@@ -157,10 +164,21 @@ func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet,
 
 // start runs b until stop; its connection state is shown on /readyz.
 func (bs *bridgeSet) start(d *daemon, b bridges.Bridge, gate *bridges.Gate) {
+	bs.run(d, &runningBridge{bridge: b}, gate)
+}
+
+// run runs rb.bridge until stop, as start does, keeping what rb says of
+// the bridge besides.
+func (bs *bridgeSet) run(d *daemon, rb *runningBridge, gate *bridges.Gate) {
+	b := rb.bridge
 	ctx, cancel := context.WithCancel(context.Background())
-	rb := &runningBridge{bridge: b, cancel: cancel, done: make(chan error, 1)}
+	rb.cancel, rb.done, rb.stopped = cancel, make(chan error, 1), make(chan struct{})
 	sink := stateSink{Sink: gate, on: func(s bridges.State) { d.setState(channelStatePrefix+b.Name(), string(s)) }}
-	go func() { rb.done <- b.Start(ctx, sink) }()
+	go func() {
+		err := b.Start(ctx, sink)
+		close(rb.stopped)
+		rb.done <- err
+	}()
 	bs.mu.Lock()
 	bs.running = append(bs.running, rb)
 	bs.mu.Unlock()
@@ -211,13 +229,39 @@ func (bs *bridgeSet) statuses() []gateway.ChannelStatus {
 	return out
 }
 
-// stateSink reports state changes to the daemon besides the gate.
+// stateSink reports state changes to the daemon besides the gate. It
+// passes the gate's optional interfaces on explicitly: bridges find them
+// by type assertion on the sink they were given, and an embedded
+// interface alone would hide them.
 type stateSink struct {
 	bridges.Sink
 	on func(bridges.State)
 }
 
+var (
+	_ bridges.SystemEventSink = stateSink{}
+	_ bridges.NoticeSink      = stateSink{}
+)
+
 func (s stateSink) State(st bridges.State, err error) {
 	s.on(st)
 	s.Sink.State(st, err)
+}
+
+// SystemEvent implements bridges.SystemEventSink when the inner sink
+// does; otherwise the event is dropped, as a bridge would drop it.
+func (s stateSink) SystemEvent(ctx context.Context, msg bridges.Inbound, text, contextKey string) error {
+	if es, ok := s.Sink.(bridges.SystemEventSink); ok {
+		return es.SystemEvent(ctx, msg, text, contextKey)
+	}
+	return nil
+}
+
+// Notice implements bridges.NoticeSink when the inner sink does;
+// otherwise the notice is dropped.
+func (s stateSink) Notice(ctx context.Context, agentID, text, contextKey string) error {
+	if ns, ok := s.Sink.(bridges.NoticeSink); ok {
+		return ns.Notice(ctx, agentID, text, contextKey)
+	}
+	return nil
 }

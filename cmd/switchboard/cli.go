@@ -53,6 +53,9 @@ func commands() []*command {
 		pairingListCommand(),
 		pairingDecideCommand(true),
 		pairingDecideCommand(false),
+		whatsappLinkCommand(),
+		whatsappLogoutCommand(),
+		whatsappStatusCommand(),
 		versionCommand(),
 	}
 }

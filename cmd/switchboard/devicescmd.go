@@ -134,6 +134,21 @@ func connectDevices(ctx context.Context, cfg *config.Config, stateDir string) (d
 // machine; when nothing listens there (no daemon), it opens the state store
 // instead. Exactly one of the results is set on success.
 func reachDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*client.Client, *store.SQLite, error) {
+	cl, err := dialDaemon(ctx, cfg, stateDir)
+	if err != nil || cl != nil {
+		return cl, nil, err
+	}
+	st, err := store.Open(ctx, stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, st, nil
+}
+
+// dialDaemon connects to the running daemon's gateway as an admin on this
+// machine; it returns nil and no error when nothing listens there (no
+// daemon runs).
+func dialDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*client.Client, error) {
 	gw := cfg.Gateway
 	host := gw.Host()
 	if host == "0.0.0.0" {
@@ -152,23 +167,19 @@ func reachDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*cli
 		if o.Token == "" {
 			tok, _, err := store.GatewayToken(stateDir)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			o.Token = tok
 		}
 	}
 	cl, err := client.Dial(ctx, o)
 	if err == nil {
-		return cl, nil, nil
+		return cl, nil
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
-		return nil, nil, fmt.Errorf("cannot reach the gateway at %s: %w", o.URL, err)
+		return nil, fmt.Errorf("cannot reach the gateway at %s: %w", o.URL, err)
 	}
-	st, err := store.Open(ctx, stateDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	return nil, st, nil
+	return nil, nil
 }
 
 // gatewayDevices acts through a running daemon.

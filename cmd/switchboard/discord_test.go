@@ -25,14 +25,17 @@ type runningDaemon struct {
 	base string
 	cfg  string
 	env  map[string]string
-	done chan int
+	// setup prepares each run's CLI (fakes to inject).
+	setup []func(*testCLI)
+	done  chan int
 	// exited is set once the exit code was taken from done.
 	exited bool
 }
 
 // startDaemon runs the daemon with a fake Anthropic model playing its
-// script and channelsYAML (a `channels:` section) appended to the config.
-func startDaemon(t *testing.T, model *llmtest.Server, env map[string]string, channelsYAML string) *runningDaemon {
+// script and channelsYAML (a `channels:` section) appended to the config;
+// setup, if any, prepares the CLI that runs it (e.g. a fake WhatsApp).
+func startDaemon(t *testing.T, model *llmtest.Server, env map[string]string, channelsYAML string, setup ...func(*testCLI)) *runningDaemon {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
@@ -56,7 +59,17 @@ messages:
   queue:
     debounceMs: 0
 %s`, filepath.Join(dir, "state"), freePort(t), model.BaseURL, channelsYAML))
-	d := &runningDaemon{tc: newTestCLI(env), cfg: cfg, env: env, done: make(chan int, 1)}
+	return launchDaemon(t, cfg, env, setup)
+}
+
+// launchDaemon runs `switchboard run` with the config file cfg and waits
+// until it is ready.
+func launchDaemon(t *testing.T, cfg string, env map[string]string, setup []func(*testCLI)) *runningDaemon {
+	t.Helper()
+	d := &runningDaemon{tc: newTestCLI(env), cfg: cfg, env: env, setup: setup, done: make(chan int, 1)}
+	for _, f := range setup {
+		f(d.tc)
+	}
 	go func() { d.done <- d.tc.run("run", "--config", cfg, "--log-format", "json") }()
 	d.base = "http://" + listenAddr(t, d.tc.err.String)
 	waitReady(t, d.base)
@@ -68,6 +81,16 @@ messages:
 		<-d.done
 	})
 	return d
+}
+
+// cli returns a CLI with the daemon's environment and setup, for commands
+// that reach it.
+func (d *runningDaemon) cli() *testCLI {
+	tc := newTestCLI(d.env)
+	for _, f := range d.setup {
+		f(tc)
+	}
+	return tc
 }
 
 // stop stops the daemon and checks it exits cleanly.

@@ -3,6 +3,7 @@
 //	switchboard run             start the daemon
 //	switchboard config check    validate a configuration file
 //	switchboard config schema   print the configuration's JSON Schema
+//	switchboard whatsapp link   link a WhatsApp account (QR or pairing code)
 //	switchboard version         print the version
 //
 // Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
@@ -14,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -46,4 +49,8 @@ type cli struct {
 	lookup         func(string) (string, bool)
 	home           string
 	signals        func() (<-chan os.Signal, func())
+	// whatsappClient builds WhatsApp clients for the daemon's bridge and
+	// for linking and logging out; nil means whatsmeow's (production).
+	// Tests inject whatsapptest's fake phone.
+	whatsappClient whatsapp.NewClientFunc
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
@@ -51,7 +52,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	}
 	log := c.logger(g)
 	d := newDaemon(log)
-	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup}, log)
+	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, whatsappClient: c.whatsappClient}, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -97,6 +98,9 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 type wiring struct {
 	stateDir, home, configPath string
 	lookup                     config.LookupEnv
+	// whatsappClient builds the WhatsApp bridge's clients; nil means
+	// whatsmeow's.
+	whatsappClient whatsapp.NewClientFunc
 }
 
 // wire adds every component of the daemon in start order. Adding a
@@ -153,6 +157,8 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			}
 			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
 			backend.Channels = bs.statuses
+			backend.Logout = bs.logout
+			backend.LoginStart, backend.LoginWait = bs.loginStart, bs.loginWait
 			gw.Attach(backend)
 			return disp.Start(ctx)
 		},
@@ -165,7 +171,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	)
 
 	d.add("gateway", gw.Start, gw.Stop)
-	wireBridges(d, cfg, w.stateDir, bs, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp })
+	wireBridges(d, cfg, w, bs, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp })
 }
 
 // gatewayBackend is what the gateway's methods act on.
