@@ -1,6 +1,7 @@
 package bridges
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -45,4 +46,17 @@ func (b Backoff) Delay(attempt int) time.Duration {
 		r = b.Rand
 	}
 	return time.Duration(step/2 + r()*step/2)
+}
+
+// Sleep waits d or until ctx ends, and reports whether the full wait
+// passed (the reconnect loops' default; tests inject a virtual one).
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

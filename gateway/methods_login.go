@@ -194,11 +194,6 @@ func (s *Server) later(c *conn, req protocol.RequestFrame, timeout time.Duration
 		if c.ctx.Err() != nil {
 			return
 		}
-		result := "ok"
-		if e != nil {
-			result = "error"
-		}
-		s.metrics.requests.WithLabelValues(req.Method, result).Inc()
-		c.respond(req.ID, payload, e)
+		s.answer(c, req, payload, e)
 	}()
 }

@@ -117,6 +117,11 @@ func (s *Server) handle(c *conn, req protocol.RequestFrame) {
 	if payload == respondLater {
 		return
 	}
+	s.answer(c, req, payload, e)
+}
+
+// answer counts a request's outcome and sends its response.
+func (s *Server) answer(c *conn, req protocol.RequestFrame, payload any, e *protocol.ErrorShape) {
 	result := "ok"
 	if e != nil {
 		result = "error"

@@ -136,7 +136,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = bridges.Sleep
 	}
 	if opts.Backoff.Rand == nil {
 		opts.Backoff.Rand = func() float64 { return 0.6 + 0.4*rand.Float64() }
@@ -395,13 +395,3 @@ func redact(err error, token string) error {
 }
 
 // sleep waits d or until ctx ends; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -131,7 +131,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = bridges.Sleep
 	}
 	if opts.Backoff.Rand == nil {
 		opts.Backoff.Rand = func() float64 { return 0.6 + 0.4*rand.Float64() }
@@ -365,15 +365,4 @@ func isMe(dev *store.Device, jid types.JID) bool {
 		return true
 	}
 	return !dev.LID.IsEmpty() && u.User == dev.LID.User && u.Server == dev.LID.Server
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -60,6 +60,22 @@ its type, default and documentation. Editors use it for completion and checks.`,
 
 // loadConfig finds and loads the configuration, printing problems to
 // stderr. On failure it returns a nil config and the exit code to use.
+// loadConfigAndState loads the configuration and resolves its state
+// directory; a nil configuration means exit with code (the error is
+// printed).
+func (c *cli) loadConfigAndState(explicit string) (cfg *config.Config, path, stateDir string, code int) {
+	cfg, path, code = c.loadConfig(explicit)
+	if cfg == nil {
+		return nil, "", "", code
+	}
+	stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
+		return nil, "", "", exitUsage
+	}
+	return cfg, path, stateDir, 0
+}
+
 func (c *cli) loadConfig(explicit string) (*config.Config, string, int) {
 	path, err := config.Find(explicit, c.lookup, c.home)
 	if err != nil {

@@ -93,14 +93,9 @@ type deviceOps interface {
 }
 
 func (c *cli) devices(ctx context.Context, g *globalFlags, fn func(context.Context, deviceOps) error) int {
-	cfg, _, code := c.loadConfig(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
 	if cfg == nil {
 		return code
-	}
-	stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
-		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(ctx, devicesTimeout)
 	defer cancel()

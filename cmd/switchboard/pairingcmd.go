@@ -99,14 +99,9 @@ type pairingOps interface {
 }
 
 func (c *cli) pairing(ctx context.Context, g *globalFlags, fn func(context.Context, pairingOps) error) int {
-	cfg, _, code := c.loadConfig(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
 	if cfg == nil {
 		return code
-	}
-	stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
-		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(ctx, devicesTimeout)
 	defer cancel()

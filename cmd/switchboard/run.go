@@ -41,14 +41,9 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 		fmt.Fprintf(c.stderr, "switchboard run: takes no arguments, got %q\n", args)
 		return exitUsage
 	}
-	cfg, path, code := c.loadConfig(g.config)
+	cfg, path, stateDir, code := c.loadConfigAndState(g.config)
 	if cfg == nil {
 		return code
-	}
-	stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
-		return exitUsage
 	}
 	log := c.logger(g)
 	d := newDaemon(log)

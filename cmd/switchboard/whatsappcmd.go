@@ -148,14 +148,9 @@ func (w *whatsappOps) openStore(ctx context.Context, mustExist bool) (*whatsapp.
 // whatsapp loads the configuration, dials the daemon if it runs, and runs
 // fn; it turns fn's error into exit 1.
 func (c *cli) whatsapp(ctx context.Context, g *globalFlags, verb string, fn func(context.Context, *whatsappOps) error) int {
-	cfg, _, code := c.loadConfig(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
 	if cfg == nil {
 		return code
-	}
-	stateDir, err := cfg.ResolveStateDir(c.lookup, c.home)
-	if err != nil {
-		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
-		return exitUsage
 	}
 	// Ctrl-C ends linking cleanly (the half-made link is dropped).
 	sigs, stopSignals := c.signals()
@@ -171,6 +166,7 @@ func (c *cli) whatsapp(ctx context.Context, g *globalFlags, verb string, fn func
 	}()
 	w := &whatsappOps{cfg: cfg, storePath: whatsapp.StorePath(stateDir), newClient: c.whatsappClient, log: c.logger(g)}
 	dctx, dcancel := context.WithTimeout(ctx, whatsappDialTimeout)
+	var err error
 	w.daemon, err = dialDaemon(dctx, cfg, stateDir)
 	dcancel()
 	if err != nil {
