@@ -48,6 +48,11 @@ func (b Backoff) Delay(attempt int) time.Duration {
 	return time.Duration(step/2 + r()*step/2)
 }
 
+// NarrowJitter is a Backoff.Rand that draws in [0.6, 1): each delay lands
+// in the top fifth of its step, so a long outage costs fewer attempts
+// while bridges restarting together still spread out.
+func NarrowJitter() float64 { return 0.6 + 0.4*rand.Float64() }
+
 // Sleep waits d or until ctx ends, and reports whether the full wait
 // passed (the reconnect loops' default; tests inject a virtual one).
 func Sleep(ctx context.Context, d time.Duration) bool {

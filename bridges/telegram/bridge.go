@@ -195,18 +195,6 @@ func (b *Bridge) setState(sink bridges.Sink, s bridges.State, err error) {
 	sink.State(s, err)
 }
 
-// wait sleeps d or until ctx ends; false when ctx ended.
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // Start implements bridges.Bridge: it learns who the bot is (getMe),
 // registers the commands, and long-polls until ctx ends. A refused token is
 // terminal (bad-credentials); everything else is retried with backoff.
@@ -295,7 +283,7 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		default:
 			b.setState(sink, bridges.StateTransientDisconnect, err)
 		}
-		if !wait(ctx, delay) {
+		if !bridges.Sleep(ctx, delay) {
 			break
 		}
 	}
@@ -333,7 +321,7 @@ func (b *Bridge) hello(ctx context.Context, sink bridges.Sink) (*models.User, er
 			delay = retryAfter
 		}
 		b.setState(sink, bridges.StateTransientDisconnect, err)
-		if !wait(ctx, delay) {
+		if !bridges.Sleep(ctx, delay) {
 			return nil, nil
 		}
 	}
@@ -422,7 +410,7 @@ func (b *Bridge) lockPolling(ctx context.Context, sink bridges.Sink) (*pollLock,
 			return lock, nil
 		}
 		b.setState(sink, bridges.StateConflict, errors.New("another Switchboard on this machine is polling this bot (its lock is in "+b.opts.LockDir+"); stop it or use another bot token"))
-		if !wait(ctx, b.opts.Backoff.Delay(attempt)) {
+		if !bridges.Sleep(ctx, b.opts.Backoff.Delay(attempt)) {
 			return nil, nil
 		}
 	}

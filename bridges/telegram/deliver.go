@@ -82,7 +82,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 // is refused.
 func (b *Bridge) send(ctx context.Context, p *bot.SendMessageParams) (*models.Message, error) {
 	if id, ok := p.ChatID.(int64); ok {
-		if d := b.pace.reserve(id); d > 0 && !wait(ctx, d) {
+		if d := b.pace.reserve(id); d > 0 && !bridges.Sleep(ctx, d) {
 			return nil, ctx.Err()
 		}
 	}
@@ -100,13 +100,13 @@ func (b *Bridge) send(ctx context.Context, p *bot.SendMessageParams) (*models.Me
 			b.opts.Log.Warn("telegram: HTML refused, sending as plain text", "err", err)
 			p.Text, p.ParseMode = markup.HTMLToPlain(p.Text), ""
 		case kind == kindRateLimited:
-			if !wait(ctx, retryAfter) {
+			if !bridges.Sleep(ctx, retryAfter) {
 				return nil, err
 			}
 		case errors.Is(err, bot.ErrorBadRequest), errors.Is(err, bot.ErrorForbidden), kind == kindBadToken:
 			return nil, err // retrying will not help
 		default:
-			if !wait(ctx, b.opts.Backoff.Delay(attempt)) {
+			if !bridges.Sleep(ctx, b.opts.Backoff.Delay(attempt)) {
 				return nil, err
 			}
 		}

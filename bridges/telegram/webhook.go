@@ -163,7 +163,7 @@ func (b *Bridge) runWebhook(ctx context.Context, sink bridges.Sink) error {
 			delay = retryAfter
 		}
 		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("setWebhook: %w", err))
-		if !wait(ctx, delay) {
+		if !bridges.Sleep(ctx, delay) {
 			break
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -134,7 +133,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.Sleep = bridges.Sleep
 	}
 	if opts.Backoff.Rand == nil {
-		opts.Backoff.Rand = func() float64 { return 0.6 + 0.4*rand.Float64() }
+		opts.Backoff.Rand = bridges.NarrowJitter
 	}
 	mentions, err := bridges.NewMentions(opts.MentionPatterns)
 	if err != nil {

@@ -62,17 +62,8 @@ prompt it received.`,
 			}
 			defer runner.Close()
 
-			sigs, stop := c.signals()
+			ctx, stop := c.cancelOnSignal(ctx)
 			defer stop()
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			go func() {
-				select {
-				case <-sigs:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
 
 			in := core.Inbound{
 				SessionKey: core.ResolveRequestSessionKey(runner.AgentID(), session),

@@ -54,3 +54,21 @@ type cli struct {
 	// Tests inject whatsapptest's fake phone.
 	whatsappClient whatsapp.NewClientFunc
 }
+
+// cancelOnSignal returns a context that ends at the first interrupt or
+// terminate signal (or when ctx does); stop releases the signal handling.
+func (c *cli) cancelOnSignal(ctx context.Context) (context.Context, func()) {
+	sigs, stopSignals := c.signals()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		cancel()
+		stopSignals()
+	}
+}

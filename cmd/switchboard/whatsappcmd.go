@@ -153,17 +153,8 @@ func (c *cli) whatsapp(ctx context.Context, g *globalFlags, verb string, fn func
 		return code
 	}
 	// Ctrl-C ends linking cleanly (the half-made link is dropped).
-	sigs, stopSignals := c.signals()
-	defer stopSignals()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := c.cancelOnSignal(ctx)
+	defer stop()
 	w := &whatsappOps{cfg: cfg, storePath: whatsapp.StorePath(stateDir), newClient: c.whatsappClient, log: c.logger(g)}
 	dctx, dcancel := context.WithTimeout(ctx, whatsappDialTimeout)
 	var err error
