@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -165,6 +166,7 @@ type gwConn struct {
 	version    int
 	wake       chan struct{} // has a value when out has frames
 	writerDone chan struct{}
+	ended      chan struct{} // closed once the fake has recorded the end
 
 	// guarded by Server.mu
 	session    *session
@@ -201,7 +203,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(1 << 20) // larger payloads than maxInbound get 4002, not 1009
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &gwConn{ws: ws, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), writerDone: make(chan struct{})}
+	c := &gwConn{ws: ws, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), writerDone: make(chan struct{}), ended: make(chan struct{})}
 
 	s.mu.Lock()
 	if s.closed {
@@ -376,6 +378,7 @@ func (s *Server) connEnded(c *gwConn, err error) {
 		s.detachLocked(c.session)
 	}
 	delete(s.gateway.conns, c)
+	close(c.ended)
 	s.changes.Changed()
 }
 
@@ -513,7 +516,18 @@ func (s *Server) identifyLocked(c *gwConn, raw json.RawMessage) {
 	}
 }
 
+// supersedeGrace bounds how long a Resume waits for the connection it
+// replaces to end. A client that gives up on a socket closes it before
+// dialling again, but the fake may read the Resume on the new socket
+// before the close frame on the old one; waiting lets Closes record the
+// client's own close code instead of a drop.
+const supersedeGrace = time.Second
+
 func (s *Server) resumeLocked(c *gwConn, raw json.RawMessage) {
+	s.resumeAfterLocked(c, raw, false)
+}
+
+func (s *Server) resumeAfterLocked(c *gwConn, raw json.RawMessage, waited bool) {
 	if c.session != nil {
 		s.closeLocked(c, CloseAlreadyAuthenticated, "")
 		return
@@ -546,6 +560,20 @@ func (s *Server) resumeLocked(c *gwConn, raw json.RawMessage) {
 	case d.Seq < first:
 		s.endSessionLocked(sess)
 		s.enqueueLocked(c, opFrame(opInvalidSession, false))
+		return
+	}
+	if old := sess.conn; old != nil && !old.closing && !waited {
+		s.mu.Unlock()
+		t := time.NewTimer(supersedeGrace)
+		select {
+		case <-old.ended:
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		t.Stop()
+		s.mu.Lock()
+		// The session may have changed meanwhile: look it up again.
+		s.resumeAfterLocked(c, raw, true)
 		return
 	}
 	if old := sess.conn; old != nil {
