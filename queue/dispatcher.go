@@ -186,6 +186,17 @@ type SubmitOptions struct {
 	Lane string
 	// DedupeKey overrides the key built from the route and message id.
 	DedupeKey string
+	// Model overrides the agent's primary model for this turn
+	// ("<provider>/<model>"), e.g. heartbeat.model or a cron job's model.
+	Model string
+	// Timeout, when positive, bounds the turn more tightly than the agent's
+	// timeout (heartbeat.timeoutSeconds, a cron payload's timeoutSeconds).
+	Timeout time.Duration
+	// NoDeliver keeps the run's replies from the Deliverer: they are
+	// recorded as handled and reach only the Observers (RunEnded), whose
+	// owner decides what to send (the heartbeat runner, cron webhooks).
+	// A run that answers several queued messages together delivers anyway.
+	NoDeliver bool
 }
 
 // ErrStopped is returned by Submit after Stop.
@@ -275,6 +286,11 @@ type record struct {
 	ClientRunID string       `json:"clientRunId,omitempty"`
 	Override    Override     `json:"override,omitzero"`
 	Lane        string       `json:"lane,omitempty"`
+	// Model, TimeoutMs and NoDeliver are the SubmitOptions of the same
+	// names, journaled so a replay runs the turn the same way.
+	Model     string `json:"model,omitempty"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	NoDeliver bool   `json:"noDeliver,omitempty"`
 }
 
 // item is a journaled message waiting in, or taken from, a session queue.

@@ -36,8 +36,10 @@ type run struct {
 	route    core.Route
 	replyTo  string
 	lane     *lane
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
+	// noDeliver: the replies go to the Observers only (SubmitOptions).
+	noDeliver bool
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
 }
 
 // steeredItem pairs a steered message with the pointer the runner got.
@@ -95,6 +97,9 @@ func (d *Dispatcher) startRunLocked(s *session, items []*item, ov *overflowState
 	case len(items) == 1 && r.overflow.Dropped == 0:
 		r.turn.Inbound = in
 		r.id = items[0].rec.ClientRunID
+		r.turn.Model = items[0].rec.Model
+		r.turn.Timeout = time.Duration(items[0].rec.TimeoutMs) * time.Millisecond
+		r.noDeliver = items[0].rec.NoDeliver
 	case len(items) == 0:
 		r.turn.Inbound = in
 		r.turn.Inbound.Kind = core.InboundSystem
@@ -246,7 +251,7 @@ func (d *Dispatcher) complete(r *run, res *agent.Result) {
 				IDs: ids,
 				Outcome: store.RunOutcome{
 					RunID: r.id, SessionKey: r.key, Delivery: raw,
-					Delivered: len(res.Replies) == 0, CreatedAt: d.clock.Now().UnixMilli(),
+					Delivered: len(res.Replies) == 0 || r.noDeliver, CreatedAt: d.clock.Now().UnixMilli(),
 				},
 			}}})
 		}
@@ -256,7 +261,7 @@ func (d *Dispatcher) complete(r *run, res *agent.Result) {
 			d.log.Error("could not record a finished run; a restart may answer it again", "run", r.id, "session", r.key, "err", err)
 		}
 	}
-	if len(res.Replies) == 0 {
+	if len(res.Replies) == 0 || r.noDeliver {
 		return
 	}
 	if d.deliver(delivery) && len(ids) > 0 {

@@ -34,7 +34,7 @@ func (d *Dispatcher) SubmitWith(ctx context.Context, in core.Inbound, opts Submi
 		return Receipt{}, ErrStopped
 	}
 
-	rec := record{Inbound: in, ClientRunID: opts.RunID, Lane: opts.Lane}
+	rec := record{Inbound: in, ClientRunID: opts.RunID, Lane: opts.Lane, Model: opts.Model, TimeoutMs: opts.Timeout.Milliseconds(), NoDeliver: opts.NoDeliver}
 	if opts.Mode != "" {
 		m := opts.Mode
 		rec.Override.Mode = &m

@@ -52,6 +52,12 @@ type Store interface {
 	// Devices holds the gateway's paired devices, pending pairing requests
 	// and device tokens.
 	Devices
+
+	// Cron holds scheduled jobs and their runs.
+	Cron
+
+	// SchedulerState holds the heartbeat runner's small persistent values.
+	SchedulerState
 }
 
 // ErrLocked is wrapped by the error [Open] returns when another process, or

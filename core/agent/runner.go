@@ -86,6 +86,9 @@ type Turn struct {
 	// Model overrides the primary model for this turn ("<provider>/<model>"),
 	// e.g. heartbeat.model; the configured fallbacks still apply.
 	Model string
+	// Timeout, when positive and shorter than the configured timeout,
+	// bounds this turn instead (heartbeat.timeoutSeconds).
+	Timeout time.Duration
 	// Thinking overrides the thinking level for this turn.
 	Thinking llm.ThinkingLevel
 	// SenderIsOwner lets owner-only tools run.
@@ -154,7 +157,7 @@ func (r *Runner) Run(ctx context.Context, t Turn) (*Result, error) {
 	}
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
-	ctx, cancelTimeout := context.WithTimeoutCause(ctx, r.cfg.Timeout, ErrTimeout)
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, t.timeout(r.cfg.Timeout), ErrTimeout)
 	defer cancelTimeout()
 
 	run, err := r.begin(in.SessionKey, t.RunID, cancelCause)
@@ -189,6 +192,14 @@ type turnRun struct {
 
 	lastToolError, lastToolErrorName string
 	compactedForOverflow             bool
+}
+
+// timeout is the turn's effective timeout given the configured one.
+func (t *Turn) timeout(configured time.Duration) time.Duration {
+	if t.Timeout > 0 && t.Timeout < configured {
+		return t.Timeout
+	}
+	return configured
 }
 
 func (tr *turnRun) emit(ev core.AgentEvent) {
@@ -386,7 +397,7 @@ func (tr *turnRun) noteStop(ctx context.Context, lerr *llm.Error) {
 		tr.entry.AbortedLastRun = true
 	case errors.Is(cause, ErrTimeout):
 		tr.res.TimedOut = true
-		tr.res.Err = &llm.Error{Kind: llm.ErrorTimeout, Message: fmt.Sprintf("the turn exceeded its %v timeout", tr.cfg.Timeout), Err: lerr}
+		tr.res.Err = &llm.Error{Kind: llm.ErrorTimeout, Message: fmt.Sprintf("the turn exceeded its %v timeout", tr.t.timeout(tr.cfg.Timeout)), Err: lerr}
 	default:
 		tr.res.Err = lerr
 	}
