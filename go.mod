@@ -13,6 +13,7 @@ require (
 	github.com/mdp/qrterminal/v3 v3.2.1
 	github.com/openai/openai-go/v3 v3.95.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/slack-go/slack v0.34.0
 	go.mau.fi/whatsmeow v0.0.0-20251217143725-11cf47c62d32

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // AgentsConfig is the `agents:` section of the configuration: settings shared
@@ -28,6 +29,22 @@ type AgentDefaults struct {
 	// TimeoutSeconds bounds one agent turn, tool calls included; a turn that
 	// runs longer is aborted. Default 172800 (48 hours).
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty" min:"1"`
+	// Heartbeat is the agent's periodic heartbeat turn.
+	Heartbeat HeartbeatConfig `json:"heartbeat"`
+	// UserTimezone is the user's IANA time zone (for example
+	// "Europe/Berlin"), used by heartbeat activeHours with timezone "user".
+	// Empty means the host's zone.
+	UserTimezone string `json:"userTimezone,omitempty"`
+}
+
+// Validate checks userTimezone.
+func (d AgentDefaults) Validate() error {
+	if d.UserTimezone != "" {
+		if _, err := time.LoadLocation(d.UserTimezone); err != nil {
+			return FieldErrorf("userTimezone", fmt.Sprintf("%q is not a known time zone; write an IANA name such as \"Europe/Berlin\"", d.UserTimezone))
+		}
+	}
+	return nil
 }
 
 // ModelSelection names the model a turn uses and where to go when it fails.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -43,6 +44,9 @@ type Backend struct {
 	// one, or ctx ends (its error is then returned, and the linking goes
 	// on for the next call). It is called from its own goroutine.
 	LoginWait func(ctx context.Context, req LoginRequest) (LoginResult, error)
+	// Heartbeat is the default agent's heartbeat runner (last-heartbeat,
+	// set-heartbeats, wake mode now); nil makes those answer UNAVAILABLE.
+	Heartbeat *heartbeat.Runner
 	// Agents lists the configured agents; empty means the default agent.
 	Agents []AgentInfo
 	// Models lists the configured models (models.list).

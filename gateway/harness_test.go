@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/gateway/auth"
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -39,6 +40,7 @@ type rig struct {
 	provider *llmtest.ScriptedProvider
 	runner   *agent.Runner
 	disp     *queue.Dispatcher
+	hb       *heartbeat.Runner
 	gw       *Server
 	url      string
 	logs     *logBuffer
@@ -50,6 +52,8 @@ type rigOptions struct {
 	queue func(*queue.Config)
 	// fakeClock makes the gateway's clock a fakeClock the test advances.
 	fakeClock bool
+	// heartbeat, when set, attaches a heartbeat runner with this config.
+	heartbeat *core.HeartbeatConfig
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -97,12 +101,29 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.gw.Attach(Backend{
+	b := Backend{
 		Store: r.st, Dispatcher: r.disp, Runner: r.runner, DefaultModel: "scripted/m",
 		Models: []ModelInfo{{ID: "scripted/m", Name: "m", Provider: "scripted"}},
-	})
+	}
+	if o.heartbeat != nil {
+		r.hb, err = heartbeat.New(heartbeat.Options{Config: *o.heartbeat, Logger: log},
+			heartbeat.Deps{Dispatcher: r.disp, Deliverer: r.gw, Sessions: r.st, State: r.st, OnEvent: r.gw.PublishHeartbeat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.disp.Observe(r.hb); err != nil {
+			t.Fatal(err)
+		}
+		b.Heartbeat = r.hb
+	}
+	r.gw.Attach(b)
 	if err := r.disp.Start(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if r.hb != nil {
+		if err := r.hb.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := r.gw.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -117,6 +138,9 @@ func (r *rig) close() {
 	defer cancel()
 	if err := r.gw.Stop(ctx); err != nil {
 		r.t.Errorf("gateway Stop: %v", err)
+	}
+	if r.hb != nil {
+		r.hb.Stop(ctx)
 	}
 	if err := r.disp.Stop(ctx); err != nil {
 		r.t.Errorf("dispatcher Stop: %v", err)

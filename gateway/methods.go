@@ -62,7 +62,9 @@ func (s *Server) registry() map[string]method {
 		"web.login.start": {s.mWebLoginStart, false},
 		"web.login.wait":  {s.mWebLoginWait, false},
 	}
-	for _, name := range []string{"cron.list", "cron.status", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs", "last-heartbeat", "set-heartbeats"} {
+	m["last-heartbeat"] = method{s.mLastHeartbeat, true}
+	m["set-heartbeats"] = method{s.mSetHeartbeats, true}
+	for _, name := range []string{"cron.list", "cron.status", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs"} {
 		m[name] = method{fn: noScheduler}
 	}
 	return m
@@ -135,8 +137,16 @@ func (s *Server) mWake(_ context.Context, _ *conn, req protocol.RequestFrame) (a
 	}
 	b := s.backend.Load()
 	key := core.MainSessionKey(s.defaultAgentID())
+	if b.Heartbeat != nil {
+		key = b.Heartbeat.SessionKey()
+	}
 	queued := b.Dispatcher.EnqueueSystemEvent(key, p.Text, queue.EventOptions{})
-	return map[string]any{"ok": true, "mode": p.Mode, "queued": queued, "sessionKey": key}, nil
+	woke := false
+	if p.Mode == "now" && b.Heartbeat != nil {
+		b.Heartbeat.Wake("wake")
+		woke = true
+	}
+	return map[string]any{"ok": true, "mode": p.Mode, "queued": queued, "woke": woke, "sessionKey": key}, nil
 }
 
 func (s *Server) mSystemEvent(_ context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {

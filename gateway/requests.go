@@ -37,7 +37,7 @@ type method struct {
 var advertisedEvents = []string{
 	protocol.EventConnectChallenge, "agent", "chat", "sessions.changed",
 	protocol.EventPresence, protocol.EventTick, protocol.EventShutdown, protocol.EventHealth,
-	"device.pair.requested", "device.pair.resolved",
+	"device.pair.requested", "device.pair.resolved", "heartbeat", "cron",
 }
 
 // advertisedMethods lists the methods hello-ok announces, sorted.

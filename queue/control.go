@@ -83,6 +83,13 @@ func (d *Dispatcher) EnqueueSystemEvent(key core.SessionKey, text string, opts E
 	return d.events.Enqueue(key, text, opts)
 }
 
+// PendingSystemEvents returns how many system events wait for the
+// session's next turn; a heartbeat with nothing else to do still runs for
+// them.
+func (d *Dispatcher) PendingSystemEvents(key core.SessionKey) int {
+	return d.events.Len(key)
+}
+
 // Stats is a snapshot of the dispatcher for metrics and tests.
 type Stats struct {
 	// Sessions counts sessions with dispatcher state (busy or queued);

@@ -301,6 +301,19 @@ type item struct {
 	queuedAt time.Time
 }
 
+// Observe adds an observer of runs. It must be called before Start (the
+// scheduler, built after the dispatcher it submits to, observes its own
+// turns this way); later calls are refused with an error.
+func (d *Dispatcher) Observe(o Observer) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started {
+		return errors.New("queue: Observe after Start")
+	}
+	d.deps.Observers = append(d.deps.Observers, o)
+	return nil
+}
+
 // Start loads the per-session queue settings, starts the journal writer,
 // redelivers outcomes a crash left undelivered, and replays the messages
 // a crash or stop left pending, in their original order per session.

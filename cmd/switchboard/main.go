@@ -17,6 +17,11 @@ import (
 	"syscall"
 
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
+	"github.com/switchboardhq/switchboard/queue"
+
+	// Embedded zone data: cron tz and activeHours work on hosts (and
+	// scratch containers) without /usr/share/zoneinfo.
+	_ "time/tzdata"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -53,6 +58,9 @@ type cli struct {
 	// for linking and logging out; nil means whatsmeow's (production).
 	// Tests inject whatsapptest's fake phone.
 	whatsappClient whatsapp.NewClientFunc
+	// clock drives the daemon's scheduler (heartbeats, cron); nil means
+	// the real clock. Tests set a manual one.
+	clock queue.Clock
 }
 
 // cancelOnSignal returns a context that ends at the first interrupt or

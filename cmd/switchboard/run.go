@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -47,7 +48,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	}
 	log := c.logger(g)
 	d := newDaemon(log)
-	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, whatsappClient: c.whatsappClient}, log)
+	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, whatsappClient: c.whatsappClient, clock: c.clock}, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -96,6 +97,8 @@ type wiring struct {
 	// whatsappClient builds the WhatsApp bridge's clients; nil means
 	// whatsmeow's.
 	whatsappClient whatsapp.NewClientFunc
+	// clock drives the scheduler; nil means the real clock.
+	clock queue.Clock
 }
 
 // wire adds every component of the daemon in start order. Adding a
@@ -128,6 +131,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 
 	var runner *agent.Runner
 	var disp *queue.Dispatcher
+	var hb *heartbeat.Runner
 	d.add("dispatcher",
 		func(ctx context.Context) (err error) {
 			// Set before the dispatcher can deliver anything: the router is
@@ -150,14 +154,30 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			if err != nil {
 				return err
 			}
+			hb, err = newHeartbeat(cfg, w, heartbeat.Deps{
+				Dispatcher: disp, Deliverer: deliver, Sessions: st, State: st, OnEvent: gw.PublishHeartbeat,
+			}, log)
+			if err != nil {
+				return err
+			}
+			if err := disp.Observe(hb); err != nil {
+				return err
+			}
 			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
+			backend.Heartbeat = hb
 			backend.Channels = bs.statuses
 			backend.Logout = bs.logout
 			backend.LoginStart, backend.LoginWait = bs.loginStart, bs.loginWait
 			gw.Attach(backend)
-			return disp.Start(ctx)
+			if err := disp.Start(ctx); err != nil {
+				return err
+			}
+			return hb.Start(ctx)
 		},
 		func(ctx context.Context) error {
+			if hb != nil {
+				hb.Stop(ctx)
+			}
 			err := disp.Stop(ctx)
 			bs.typing.Close()
 			runner.Close()

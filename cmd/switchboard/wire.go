@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/tools"
+	"github.com/switchboardhq/switchboard/heartbeat"
 )
 
 // newRunner builds the agent runner from the configuration: the model
@@ -29,6 +30,11 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
 	}
 	d := cfg.Agents.Defaults
+	hbEvery, _ := d.Heartbeat.Interval()
+	loc, err := userLocation(cfg)
+	if err != nil {
+		return nil, err
+	}
 	registry := tools.NewRegistry()
 	registry.MustRegister(&tools.SessionsList{Sessions: sessions})
 	r, err := agent.New(agent.Config{
@@ -36,6 +42,10 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		StateDir:  stateDir,
 		Workspace: os.DirFS(workspace),
 		Timeout:   secondsDuration(d.TimeoutSeconds),
+		Location:  loc,
+		Heartbeat: agent.HeartbeatConfig{
+			Enabled: hbEvery > 0, Prompt: d.Heartbeat.Prompt, AckMaxChars: d.Heartbeat.AckMaxChars,
+		},
 	}, agent.Deps{
 		Models:   router,
 		Tools:    &tools.Executor{Registry: registry, Logger: log.With("component", "tools")},
@@ -49,3 +59,38 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 }
 
 func secondsDuration(s int) time.Duration { return time.Duration(s) * time.Second }
+
+// userLocation is agents.defaults.userTimezone; nil means the host's zone.
+func userLocation(cfg *config.Config) (*time.Location, error) {
+	tz := cfg.Agents.Defaults.UserTimezone
+	if tz == "" {
+		return nil, nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("agents.defaults.userTimezone %q: %w", tz, err)
+	}
+	return loc, nil
+}
+
+// newHeartbeat builds the default agent's heartbeat runner. Its phase seed
+// is the state directory, so installs spread differently but one install
+// keeps its schedule across restarts.
+func newHeartbeat(cfg *config.Config, w wiring, deps heartbeat.Deps, log *slog.Logger) (*heartbeat.Runner, error) {
+	workspace, err := cfg.ResolveWorkspace(w.stateDir, w.home)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := userLocation(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return heartbeat.New(heartbeat.Options{
+		Config:       cfg.Agents.Defaults.Heartbeat,
+		Seed:         w.stateDir,
+		Workspace:    os.DirFS(workspace),
+		UserLocation: loc,
+		Clock:        w.clock,
+		Logger:       log.With("component", "heartbeat"),
+	}, deps)
+}

@@ -145,7 +145,11 @@ func (tr *turnRun) contextHistory(all []core.Message, hideOrphan bool) []core.Me
 // heartbeat task prompt.
 func (tr *turnRun) isHeartbeatPrompt(text string) bool {
 	t := strings.TrimSpace(text)
-	if p := strings.TrimSpace(tr.cfg.Heartbeat.Prompt); p != "" && strings.HasPrefix(t, p) {
+	p := strings.TrimSpace(tr.cfg.Heartbeat.Prompt)
+	if p == "" {
+		p = prompt.DefaultHeartbeatPrompt
+	}
+	if strings.HasPrefix(t, p) {
 		return true
 	}
 	return strings.HasPrefix(t, "Run the following periodic tasks (only those due based on their intervals):") &&

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
+	"github.com/switchboardhq/switchboard/gateway/client"
+	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/heartbeat"
+	"github.com/switchboardhq/switchboard/queue/queuetest"
+)
+
+// With the echo model, a heartbeat every minute acks silently (the echo of
+// the default prompt ends in HEARTBEAT_OK and is short) and delivers an
+// alert to Telegram when a system event makes the reply long: the alert
+// arrives without the token, acks never reach the chat.
+func TestRunHeartbeatDeliversAlertsAndSuppressesAcks(t *testing.T) {
+	tg := telegramtest.New(t)
+	state := t.TempDir()
+	env := map[string]string{"SWITCHBOARD_STATE_DIR": state, "TG_TOKEN": tg.Token}
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf(`gateway:
+  port: %d
+models:
+  providers:
+    echo: {api: echo}
+agents:
+  defaults:
+    model: {primary: echo/echo}
+    heartbeat:
+      every: 1m
+      target: telegram
+      to: "-1001"
+channels:
+  telegram:
+    enabled: true
+    botToken: ${TG_TOKEN}
+    apiUrl: %s
+    pollTimeoutSeconds: 1
+`, freePort(t), tg.URL))
+	clock := queuetest.NewClock(time.Now())
+	tc := newTestCLI(env)
+	tc.clock = clock
+	done := make(chan int, 1)
+	go func() { done <- tc.run("run", "--config", cfgPath, "--log-format", "json") }()
+	base := "http://" + listenAddr(t, tc.err.String)
+	waitReady(t, base)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	tokCLI := newTestCLI(env)
+	tokCLI.run("gateway", "token", "--config", cfgPath)
+	c, err := client.Dial(ctx, client.Options{URL: strings.Replace(base, "http", "ws", 1) + "/", Token: strings.TrimSpace(tokCLI.out.String()),
+		Scopes: []string{protocol.ScopeRead, protocol.ScopeWrite, protocol.ScopeAdmin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	beat := func() heartbeat.Event {
+		t.Helper()
+		clock.Advance(time.Minute)
+		ev, err := c.Next(ctx, func(e client.Event) bool { return e.Name == "heartbeat" })
+		if err != nil {
+			t.Fatalf("no heartbeat event: %v\n%s", err, tc.err.String())
+		}
+		var hb heartbeat.Event
+		if err := json.Unmarshal(ev.Payload, &hb); err != nil {
+			t.Fatal(err)
+		}
+		return hb
+	}
+
+	if ev := beat(); ev.Status != heartbeat.StatusOkToken || ev.Trigger != "interval" {
+		t.Fatalf("first heartbeat = %+v, want an ack", ev)
+	}
+	news := "Deploy finished: " + strings.Repeat("all 42 services are healthy again after the migration. ", 6)
+	if _, err := c.Call(ctx, "wake", map[string]any{"mode": "next-heartbeat", "text": news}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := beat(); ev.Status != heartbeat.StatusSent || ev.To != "-1001" {
+		t.Fatalf("heartbeat after the event = %+v, want the alert sent", ev)
+	}
+	sent, err := tg.WaitSent(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent[0].ChatID != -1001 || !strings.Contains(sent[0].PlainText, "Deploy finished") || strings.Contains(sent[0].PlainText, "HEARTBEAT_OK") {
+		t.Errorf("alert on Telegram = %+v", sent[0])
+	}
+	if ev := beat(); ev.Status != heartbeat.StatusOkToken {
+		t.Fatalf("third heartbeat = %+v, want an ack", ev)
+	}
+	if got := len(tg.Sent()); got != 1 {
+		t.Errorf("Telegram got %d messages, want only the alert", got)
+	}
+	last, err := c.Call(ctx, "last-heartbeat", nil)
+	if err != nil || !strings.Contains(string(last), `"ok-token"`) {
+		t.Errorf("last-heartbeat = %s, %v", last, err)
+	}
+	tc.sigs <- os.Interrupt
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d\n%s", code, tc.err.String())
+	}
+}
