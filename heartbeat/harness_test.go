@@ -2,6 +2,8 @@ package heartbeat_test
 
 import (
 	"context"
+	"net"
+	"strings"
 	"runtime"
 	"sync"
 	"testing"
@@ -60,7 +62,9 @@ type rig struct {
 	disp     *queue.Dispatcher
 	rec      *recorder
 	hb       *heartbeat.Runner
+	cron     *heartbeat.Cron
 	events   chan heartbeat.Event
+	closed   bool
 }
 
 type rigOptions struct {
@@ -71,14 +75,27 @@ type rigOptions struct {
 	observers []queue.Observer
 	// model replaces the scripted provider (the echo provider, say).
 	model llm.Provider
+	// cron, when set, adds the cron service with this configuration.
+	cron *heartbeat.CronConfig
+	// start is the clock's start; zero means epoch.
+	start time.Time
+	// cronEvents receives the cron events.
+	cronEvents chan heartbeat.CronEvent
+	// script is pushed to the scripted model before anything starts.
+	script []llmtest.Response
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
 	t.Helper()
-	r := &rig{t: t, dir: o.dir, clock: queuetest.NewClock(epoch), provider: llmtest.NewScriptedProvider(), rec: newRecorder(), events: make(chan heartbeat.Event, 256)}
+	start := o.start
+	if start.IsZero() {
+		start = epoch
+	}
+	r := &rig{t: t, dir: o.dir, clock: queuetest.NewClock(start), provider: llmtest.NewScriptedProvider(), rec: newRecorder(), events: make(chan heartbeat.Event, 256)}
 	if r.dir == "" {
 		r.dir = t.TempDir()
 	}
+	r.provider.Push(o.script...)
 	st, err := store.Open(context.Background(), r.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +135,26 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err := r.disp.Observe(r.hb); err != nil {
 		t.Fatal(err)
 	}
+	if o.cron != nil {
+		r.cron, err = heartbeat.NewCron(heartbeat.CronOptions{Config: *o.cron, Clock: r.clock}, heartbeat.CronDeps{
+			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec,
+			Webhook: heartbeat.NewWebhookPoster(heartbeat.WebhookOptions{AllowPrivate: true, Resolver: testResolver{}}),
+			OnEvent: func(ev heartbeat.CronEvent) {
+				if o.cronEvents != nil {
+					o.cronEvents <- ev
+				}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.disp.Observe(r.cron); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.cron.Load(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := r.disp.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +163,25 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		if err := r.hb.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		if r.cron != nil {
+			if err := r.cron.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return r
 }
 
 func (r *rig) close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
+	if r.cron != nil {
+		r.cron.Stop(ctx)
+	}
 	r.hb.Stop(ctx)
 	r.disp.Stop(ctx)
 	r.agent.Close()
@@ -211,4 +260,30 @@ func waitIdle(t *testing.T, r *rig) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// crash stops the rig as abruptly as the dispatcher allows: turns under
+// way are cancelled and stay pending in the journal, as after a kill.
+func (r *rig) crash() {
+	r.closed = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r.cron != nil {
+		r.cron.Stop(ctx)
+	}
+	r.hb.Stop(ctx)
+	r.disp.Stop(ctx)
+	r.agent.Close()
+	r.store.Close()
+}
+
+// testResolver resolves every "*.test" host to 127.0.0.1, where httptest
+// servers listen.
+type testResolver struct{}
+
+func (testResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	if strings.HasSuffix(host, ".test") {
+		return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
