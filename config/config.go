@@ -40,6 +40,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 )
 
@@ -63,6 +64,9 @@ type Config struct {
 	Messages MessagesConfig `json:"messages"`
 	// Channels configures the chat platform bridges.
 	Channels ChannelsConfig `json:"channels"`
+	// Cron holds scheduled jobs: reminders, reports, anything that should
+	// run on a schedule. Jobs can also be added at runtime.
+	Cron heartbeat.CronConfig `json:"cron"`
 }
 
 // ChannelsConfig is the `channels:` section: one entry per chat platform.
@@ -120,6 +124,7 @@ func Default() Config {
 		Agents:   core.DefaultAgentsConfig(),
 		Session:  core.DefaultSessionConfig(),
 		Messages: MessagesConfig{Queue: queue.DefaultConfig(), AckReaction: "👀"},
+		Cron:     heartbeat.DefaultCronConfig(),
 	}
 }
 
@@ -144,6 +149,14 @@ func (c Config) Validate() error {
 	}
 	for i, fb := range c.Agents.Defaults.Model.Fallbacks {
 		ref(fmt.Sprintf("agents.defaults.model.fallbacks[%d]", i), fb)
+	}
+	if m := c.Agents.Defaults.Heartbeat.Model; m != "" {
+		ref("agents.defaults.heartbeat.model", m)
+	}
+	for i, j := range c.Cron.Jobs {
+		if j.Payload.Model != "" {
+			ref(fmt.Sprintf("cron.jobs[%d].payload.model", i), j.Payload.Model)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -47,6 +47,9 @@ type Backend struct {
 	// Heartbeat is the default agent's heartbeat runner (last-heartbeat,
 	// set-heartbeats, wake mode now); nil makes those answer UNAVAILABLE.
 	Heartbeat *heartbeat.Runner
+	// Cron is the cron service (cron.*); nil makes those answer
+	// UNAVAILABLE.
+	Cron *heartbeat.Cron
 	// Agents lists the configured agents; empty means the default agent.
 	Agents []AgentInfo
 	// Models lists the configured models (models.list).

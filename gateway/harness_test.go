@@ -41,6 +41,7 @@ type rig struct {
 	runner   *agent.Runner
 	disp     *queue.Dispatcher
 	hb       *heartbeat.Runner
+	cron     *heartbeat.Cron
 	gw       *Server
 	url      string
 	logs     *logBuffer
@@ -54,6 +55,8 @@ type rigOptions struct {
 	fakeClock bool
 	// heartbeat, when set, attaches a heartbeat runner with this config.
 	heartbeat *core.HeartbeatConfig
+	// cron attaches the cron service.
+	cron bool
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -116,12 +119,28 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		}
 		b.Heartbeat = r.hb
 	}
+	if o.cron {
+		r.cron, err = heartbeat.NewCron(heartbeat.CronOptions{Config: heartbeat.DefaultCronConfig(), Logger: log},
+			heartbeat.CronDeps{Store: r.st, Journal: r.st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.gw, OnEvent: r.gw.PublishCron})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.disp.Observe(r.cron); err != nil {
+			t.Fatal(err)
+		}
+		b.Cron = r.cron
+	}
 	r.gw.Attach(b)
 	if err := r.disp.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if r.hb != nil {
 		if err := r.hb.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.cron != nil {
+		if err := r.cron.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,6 +157,9 @@ func (r *rig) close() {
 	defer cancel()
 	if err := r.gw.Stop(ctx); err != nil {
 		r.t.Errorf("gateway Stop: %v", err)
+	}
+	if r.cron != nil {
+		r.cron.Stop(ctx)
 	}
 	if r.hb != nil {
 		r.hb.Stop(ctx)

@@ -13,7 +13,6 @@ import (
 // registry is every method the gateway answers. Each must have a scope in
 // protocol's policy table (a test fails on one without).
 func (s *Server) registry() map[string]method {
-	noScheduler := unavailableUntil("the scheduler (heartbeats and cron) is not running in this build yet")
 	m := map[string]method{
 		"health":             {s.mHealth, true},
 		"status":             {s.mStatus, true},
@@ -64,9 +63,13 @@ func (s *Server) registry() map[string]method {
 	}
 	m["last-heartbeat"] = method{s.mLastHeartbeat, true}
 	m["set-heartbeats"] = method{s.mSetHeartbeats, true}
-	for _, name := range []string{"cron.list", "cron.status", "cron.add", "cron.update", "cron.remove", "cron.run", "cron.runs"} {
-		m[name] = method{fn: noScheduler}
-	}
+	m["cron.list"] = method{s.mCronList, true}
+	m["cron.status"] = method{s.mCronStatus, true}
+	m["cron.add"] = method{s.mCronAdd, true}
+	m["cron.update"] = method{s.mCronUpdate, true}
+	m["cron.remove"] = method{s.mCronRemove, true}
+	m["cron.run"] = method{s.mCronRun, true}
+	m["cron.runs"] = method{s.mCronRuns, true}
 	return m
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/heartbeat"
 )
 
 // heartbeatOff answers the heartbeat methods when no runner is attached.
@@ -48,6 +48,10 @@ func (s *Server) mSetHeartbeats(ctx context.Context, _ *conn, req protocol.Reque
 // PublishHeartbeat broadcasts a heartbeat event to clients with read
 // scope. Wire it to heartbeat.Deps.OnEvent.
 func (s *Server) PublishHeartbeat(ev heartbeat.Event) { s.publish("heartbeat", ev) }
+
+// PublishCron broadcasts a cron event (a job added, updated or removed, a
+// run started, finished or skipped). Wire it to heartbeat.CronDeps.OnEvent.
+func (s *Server) PublishCron(ev heartbeat.CronEvent) { s.publish("cron", ev) }
 
 // publish broadcasts one droppable event.
 func (s *Server) publish(name string, payload any) {

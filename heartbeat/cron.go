@@ -266,7 +266,7 @@ func (c *Cron) syncConfig(ctx context.Context) error {
 	now := c.clock.Now()
 	want := map[string]bool{}
 	for _, cj := range c.opts.Config.Jobs {
-		j := cj
+		j := Job{JobSpec: cj}
 		j.Source = "config"
 		j.normalize()
 		want[j.ID] = true

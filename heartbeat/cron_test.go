@@ -18,13 +18,13 @@ import (
 	"github.com/switchboardhq/switchboard/store"
 )
 
-func everyMinute(id string) heartbeat.Job {
-	return heartbeat.Job{ID: id, Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleEvery, EveryMs: 60000, AnchorMs: epoch.UnixMilli()},
+func everyMinute(id string) heartbeat.JobSpec {
+	return heartbeat.JobSpec{ID: id, Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleEvery, EveryMs: 60000, AnchorMs: epoch.UnixMilli()},
 		Payload:  heartbeat.Payload{Kind: heartbeat.PayloadAgentTurn, Message: "Summarize the news"},
 		Delivery: &heartbeat.Delivery{Mode: heartbeat.DeliveryAnnounce, Channel: "telegram", To: "42"}}
 }
 
-func cronRig(t *testing.T, o rigOptions, jobs ...heartbeat.Job) *rig {
+func cronRig(t *testing.T, o rigOptions, jobs ...heartbeat.JobSpec) *rig {
 	t.Helper()
 	cfg := heartbeat.DefaultCronConfig()
 	cfg.Jobs = jobs
@@ -202,7 +202,7 @@ func TestCronMissedRunsPolicy(t *testing.T) {
 
 	// A daily job missed by three hours is beyond its 1 h grace: recorded
 	// as skipped with the reason, not run, next run tomorrow.
-	daily := heartbeat.Job{ID: "daily", Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleCron, Expr: "0 9 * * *", TZ: "UTC"},
+	daily := heartbeat.JobSpec{ID: "daily", Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleCron, Expr: "0 9 * * *", TZ: "UTC"},
 		Payload: heartbeat.Payload{Kind: heartbeat.PayloadAgentTurn, Message: "Morning report"}}
 	dir2 := t.TempDir()
 	morning := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
@@ -224,7 +224,7 @@ func TestCronMissedRunsPolicy(t *testing.T) {
 }
 
 func TestCronMainSystemEventWakesHeartbeat(t *testing.T) {
-	job := heartbeat.Job{ID: "remind", Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleAt, At: "5m"},
+	job := heartbeat.JobSpec{ID: "remind", Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleAt, At: "5m"},
 		Payload: heartbeat.Payload{Kind: heartbeat.PayloadSystemEvent, Text: "Reminder: stand-up in 10 minutes"}}
 	r := cronRig(t, rigOptions{cfg: core.HeartbeatConfig{Every: "1h", Target: "telegram", To: "7"}})
 	added, err := r.cron.Add(context.Background(), job)
@@ -297,7 +297,7 @@ func TestCronAddUpdateRemoveEmitEvents(t *testing.T) {
 	events := make(chan heartbeat.CronEvent, 64)
 	r := cronRig(t, rigOptions{cronEvents: events})
 	ctx := context.Background()
-	if _, err := r.cron.Add(ctx, heartbeat.Job{ID: "bad", Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleCron, Expr: "61 * * * *"},
+	if _, err := r.cron.Add(ctx, heartbeat.JobSpec{ID: "bad", Schedule: heartbeat.Schedule{Kind: heartbeat.ScheduleCron, Expr: "61 * * * *"},
 		Payload: heartbeat.Payload{Kind: heartbeat.PayloadAgentTurn, Message: "x"}}); err == nil || !strings.Contains(err.Error(), "schedule") {
 		t.Errorf("bad expression accepted: %v", err)
 	}

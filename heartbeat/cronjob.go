@@ -35,8 +35,9 @@ const (
 	DeliveryWebhook  = "webhook"
 )
 
-// Job is one cron job, in OpenClaw's CronJob shape.
-type Job struct {
+// JobSpec is a cron job's definition: what the configuration file's
+// cron.jobs entries and cron.add hold.
+type JobSpec struct {
 	// ID identifies the job; jobs from the configuration must set it, jobs
 	// added at runtime get a generated one.
 	ID string `json:"id"`
@@ -63,6 +64,12 @@ type Job struct {
 	Payload Payload `json:"payload"`
 	// Delivery is where an agentTurn's answer goes.
 	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Job is one cron job as stored and reported, in OpenClaw's CronJob shape:
+// its definition, where it came from, and its state.
+type Job struct {
+	JobSpec
 	// ConfigSchedule is the schedule as the configuration file writes it,
 	// kept to tell an edited schedule from a resolved one ("at: 20m" is
 	// stored as an instant).
@@ -70,8 +77,9 @@ type Job struct {
 	// Source is "config" for jobs from the configuration file (they are
 	// replaced when it changes) or "runtime".
 	Source string `json:"source,omitempty"`
-	// CreatedAtMs and UpdatedAtMs are Unix ms.
+	// CreatedAtMs is when the job was created, in Unix ms.
 	CreatedAtMs int64 `json:"createdAtMs,omitempty"`
+	// UpdatedAtMs is when its definition last changed, in Unix ms.
 	UpdatedAtMs int64 `json:"updatedAtMs,omitempty"`
 	// State is the scheduler's state of the job.
 	State JobState `json:"state"`
@@ -108,25 +116,38 @@ type Delivery struct {
 
 // JobState is the scheduler's state of a job (openclaw-facts §6.5).
 type JobState struct {
-	NextRunAtMs        int64  `json:"nextRunAtMs,omitempty"`
-	RunningAtMs        int64  `json:"runningAtMs,omitempty"`
-	LastRunAtMs        int64  `json:"lastRunAtMs,omitempty"`
-	LastRunStatus      string `json:"lastRunStatus,omitempty"`
-	LastStatus         string `json:"lastStatus,omitempty"`
-	LastError          string `json:"lastError,omitempty"`
-	LastErrorReason    string `json:"lastErrorReason,omitempty"`
-	LastDurationMs     int64  `json:"lastDurationMs,omitempty"`
-	ConsecutiveErrors  int    `json:"consecutiveErrors,omitempty"`
-	LastDelivered      *bool  `json:"lastDelivered,omitempty"`
+	// NextRunAtMs is the next scheduled instant (Unix ms); 0 means none.
+	NextRunAtMs int64 `json:"nextRunAtMs,omitempty"`
+	// RunningAtMs is when the run under way started; 0 when idle.
+	RunningAtMs int64 `json:"runningAtMs,omitempty"`
+	// LastRunAtMs is when the last run started.
+	LastRunAtMs int64 `json:"lastRunAtMs,omitempty"`
+	// LastRunStatus and LastStatus are the last run's ok, error or skipped.
+	LastRunStatus string `json:"lastRunStatus,omitempty"`
+	LastStatus    string `json:"lastStatus,omitempty"`
+	// LastError says why the last run failed or was skipped.
+	LastError string `json:"lastError,omitempty"`
+	// LastErrorReason classifies it: auth, format, rate_limit, billing,
+	// timeout, model_not_found or unknown.
+	LastErrorReason string `json:"lastErrorReason,omitempty"`
+	// LastDurationMs is how long the last run took.
+	LastDurationMs int64 `json:"lastDurationMs,omitempty"`
+	// ConsecutiveErrors counts failed runs since the last success.
+	ConsecutiveErrors int `json:"consecutiveErrors,omitempty"`
+	// LastDelivered reports that the last run's answer was delivered.
+	LastDelivered *bool `json:"lastDelivered,omitempty"`
+	// LastDeliveryStatus is delivered, not-delivered, unknown or
+	// not-requested.
 	LastDeliveryStatus string `json:"lastDeliveryStatus,omitempty"`
-	LastDeliveryError  string `json:"lastDeliveryError,omitempty"`
+	// LastDeliveryError says why the last delivery failed.
+	LastDeliveryError string `json:"lastDeliveryError,omitempty"`
 }
 
 // IsEnabled reports Enabled with its default.
-func (j Job) IsEnabled() bool { return j.Enabled == nil || *j.Enabled }
+func (j JobSpec) IsEnabled() bool { return j.Enabled == nil || *j.Enabled }
 
 // deleteAfterRun reports DeleteAfterRun with its default.
-func (j *Job) deleteAfterRun() bool {
+func (j *JobSpec) deleteAfterRun() bool {
 	if j.DeleteAfterRun != nil {
 		return *j.DeleteAfterRun
 	}
@@ -135,7 +156,7 @@ func (j *Job) deleteAfterRun() bool {
 
 // normalize fills defaults: session target and wake mode from the
 // payload, announce for isolated turns with a target.
-func (j *Job) normalize() {
+func (j *JobSpec) normalize() {
 	j.Name = strings.TrimSpace(j.Name)
 	if j.SessionTarget == "" {
 		if j.Payload.Kind == PayloadSystemEvent {
@@ -154,7 +175,7 @@ func (j *Job) normalize() {
 
 // Validate checks a job and returns errors naming the field and the fix.
 // The schedule validates itself (Schedule.Validate); Check does both.
-func (j Job) Validate() error {
+func (j JobSpec) Validate() error {
 	var errs []error
 	if strings.TrimSpace(j.ID) == "" {
 		errs = append(errs, core.FieldErrorf("id", "required: a short stable name such as \"daily-report\" (the job's state is kept under it)"))
@@ -189,7 +210,7 @@ func (j Job) Validate() error {
 	default:
 		errs = append(errs, core.FieldErrorf("sessionTarget", fmt.Sprintf("%q is not a target; write main, isolated or session:<name>", target)))
 	}
-	if (target == "" || target == TargetIsolated || strings.HasPrefix(target, TargetSessionPrefix)) && j.Payload.Kind == PayloadSystemEvent {
+	if (target == TargetIsolated || strings.HasPrefix(target, TargetSessionPrefix)) && j.Payload.Kind == PayloadSystemEvent {
 		errs = append(errs, core.FieldErrorf("payload.kind", "a systemEvent goes to the main session; set sessionTarget: main, or use an agentTurn"))
 	}
 	if j.WakeMode != "" && j.WakeMode != "now" && j.WakeMode != "next-heartbeat" {
@@ -215,7 +236,7 @@ func (j Job) Validate() error {
 
 // Check validates the job and its schedule, for jobs that do not come
 // through the configuration loader.
-func (j *Job) Check() error {
+func (j *JobSpec) Check() error {
 	var errs []error
 	if err := j.Schedule.Validate(); err != nil {
 		errs = append(errs, prefixed("schedule", err))
@@ -264,7 +285,7 @@ type CronConfig struct {
 	// Jobs are scheduled jobs defined in this file; each needs an id. Jobs
 	// added at runtime (cron.add, `switchboard cron add`, the cron tool)
 	// live in the state store.
-	Jobs []Job `json:"jobs,omitempty"`
+	Jobs []JobSpec `json:"jobs,omitempty"`
 }
 
 // DefaultCronConfig returns the cron defaults.

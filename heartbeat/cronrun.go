@@ -257,7 +257,8 @@ func (c *Cron) Status() CronStatus {
 // Add validates and stores a new job (cron.add): a missing id is
 // generated, a relative `at` is resolved against now, and its first run
 // time is computed.
-func (c *Cron) Add(ctx context.Context, j Job) (Job, error) {
+func (c *Cron) Add(ctx context.Context, spec JobSpec) (Job, error) {
+	j := Job{JobSpec: spec}
 	if strings.TrimSpace(j.ID) == "" {
 		j.ID = newID("job-")
 	}
@@ -267,7 +268,7 @@ func (c *Cron) Add(ctx context.Context, j Job) (Job, error) {
 	if exists {
 		return Job{}, fmt.Errorf("cron: a job with id %q exists; pick another id or use cron.update", j.ID)
 	}
-	j.Source, j.State, j.ConfigSchedule = "runtime", JobState{}, nil
+	j.Source = "runtime"
 	if err := c.prepare(&j, c.clock.Now(), true); err != nil {
 		return Job{}, err
 	}

@@ -3,8 +3,8 @@ package heartbeat_test
 import (
 	"context"
 	"net"
-	"strings"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
+	"github.com/switchboardhq/switchboard/core/tools"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
@@ -109,9 +110,13 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	registry := tools.NewRegistry()
+	cronTool := &heartbeat.CronTool{}
+	registry.MustRegister(cronTool)
 	r.agent, err = agent.New(agent.Config{Model: core.ModelSelection{Primary: "scripted/m"}, StateDir: r.dir,
 		Heartbeat: agent.HeartbeatConfig{Enabled: true, AckMaxChars: o.cfg.AckMaxChars}},
-		agent.Deps{Models: router, Sessions: st, Now: r.clock.Now, Transcript: transcript.Options{NoSync: true}})
+		agent.Deps{Models: router, Sessions: st, Now: r.clock.Now, Transcript: transcript.Options{NoSync: true},
+			Tools: &tools.Executor{Registry: registry}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +156,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		if err := r.disp.Observe(r.cron); err != nil {
 			t.Fatal(err)
 		}
+		cronTool.Cron = r.cron
 		if err := r.cron.Load(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -287,3 +293,18 @@ func (testResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, 
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
+
+// toolResultText joins the text of the tool results in msgs.
+func toolResultText(msgs []core.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		if tr, ok := m.(*core.ToolResultMessage); ok {
+			b.WriteString(tr.Content.Text())
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// toolCall is a tools.Call with args.
+func toolCall(args map[string]any) tools.Call { return tools.Call{Name: "cron", Args: args} }

@@ -132,18 +132,20 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	var runner *agent.Runner
 	var disp *queue.Dispatcher
 	var hb *heartbeat.Runner
+	var crons *heartbeat.Cron
+	cronTool := &heartbeat.CronTool{}
 	d.add("dispatcher",
 		func(ctx context.Context) (err error) {
 			// Set before the dispatcher can deliver anything: the router is
 			// read concurrently from then on.
 			bs.router.Ledger = st
-			runner, err = newRunner(cfg, w.stateDir, w.home, st, log)
+			runner, err = newRunner(cfg, w.stateDir, w.home, st, log, cronTool)
 			if err != nil {
 				return err
 			}
 			disp, err = queue.New(queue.Options{
 				Config: cfg.Messages.Queue,
-				Lanes:  map[string]int{queue.LaneMain: cfg.Agents.Defaults.MaxConcurrent},
+				Lanes:  map[string]int{queue.LaneMain: cfg.Agents.Defaults.MaxConcurrent, queue.LaneCron: max(cfg.Cron.MaxConcurrentRuns, 1)},
 				Logger: log.With("component", "queue"),
 			}, queue.Deps{
 				Runner:    runner,
@@ -163,8 +165,22 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			if err := disp.Observe(hb); err != nil {
 				return err
 			}
+			crons, err = heartbeat.NewCron(heartbeat.CronOptions{Config: cfg.Cron, Clock: w.clock, Logger: log.With("component", "cron")},
+				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Deliverer: deliver, OnEvent: gw.PublishCron})
+			if err != nil {
+				return err
+			}
+			if err := disp.Observe(crons); err != nil {
+				return err
+			}
+			cronTool.Cron = crons // before any turn can call it
+			// Before the dispatcher replays its journal: cron runs a crash
+			// interrupted are recognised when their turns end.
+			if err := crons.Load(ctx); err != nil {
+				return fmt.Errorf("cron: %w", err)
+			}
 			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
-			backend.Heartbeat = hb
+			backend.Heartbeat, backend.Cron = hb, crons
 			backend.Channels = bs.statuses
 			backend.Logout = bs.logout
 			backend.LoginStart, backend.LoginWait = bs.loginStart, bs.loginWait
@@ -172,9 +188,15 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			if err := disp.Start(ctx); err != nil {
 				return err
 			}
-			return hb.Start(ctx)
+			if err := hb.Start(ctx); err != nil {
+				return err
+			}
+			return crons.Start(ctx)
 		},
 		func(ctx context.Context) error {
+			if crons != nil {
+				crons.Stop(ctx)
+			}
 			if hb != nil {
 				hb.Stop(ctx)
 			}

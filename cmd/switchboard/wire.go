@@ -16,8 +16,9 @@ import (
 
 // newRunner builds the agent runner from the configuration: the model
 // router, the tool executor and the workspace. sessions is the sessions
-// index (the state store).
-func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionIndex, log *slog.Logger) (*agent.Runner, error) {
+// index (the state store); extra tools (the cron tool) join the built-in
+// ones.
+func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionIndex, log *slog.Logger, extra ...tools.Tool) (*agent.Runner, error) {
 	router, err := llm.NewRouter(cfg.Models, llm.RouterOptions{Logger: log.With("component", "llm")})
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err)
@@ -37,6 +38,9 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 	}
 	registry := tools.NewRegistry()
 	registry.MustRegister(&tools.SessionsList{Sessions: sessions})
+	for _, t := range extra {
+		registry.MustRegister(t)
+	}
 	r, err := agent.New(agent.Config{
 		Model:     d.Model,
 		StateDir:  stateDir,

@@ -1,0 +1,162 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/heartbeat"
+)
+
+// cronOff answers the cron methods when no cron service is attached.
+var cronOff = protocol.NewError(protocol.CodeUnavailable, "cron is not running (cron.enabled is false or the scheduler is not wired)")
+
+// cronService returns the attached cron service or the error to answer.
+func (s *Server) cronService() (*heartbeat.Cron, *protocol.ErrorShape) {
+	if c := s.backend.Load().Cron; c != nil {
+		return c, nil
+	}
+	return nil, cronOff
+}
+
+func (s *Server) mCronList(_ context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var p struct {
+		IncludeDisabled *bool `json:"includeDisabled"`
+	}
+	if e := decodeParams(req, &p); e != nil {
+		return nil, e
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	jobs := []heartbeat.Job{}
+	for _, j := range c.List() {
+		if j.IsEnabled() || p.IncludeDisabled == nil || *p.IncludeDisabled {
+			jobs = append(jobs, j)
+		}
+	}
+	return map[string]any{"jobs": jobs}, nil
+}
+
+func (s *Server) mCronStatus(_ context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	if e := decodeParams(req, &struct{}{}); e != nil {
+		return nil, e
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	return c.Status(), nil
+}
+
+func (s *Server) mCronAdd(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var job heartbeat.JobSpec
+	if e := decodeParams(req, &job); e != nil {
+		return nil, e
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	added, err := c.Add(ctx, job)
+	if err != nil {
+		return nil, invalidParams(req.Method, err.Error())
+	}
+	return added, nil
+}
+
+func (s *Server) mCronUpdate(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var p struct {
+		ID    string          `json:"id"`
+		JobID string          `json:"jobId"`
+		Patch json.RawMessage `json:"patch"`
+	}
+	if e := decodeParams(req, &p); e != nil {
+		return nil, e
+	}
+	if p.ID == "" {
+		p.ID = p.JobID
+	}
+	if p.ID == "" || len(p.Patch) == 0 {
+		return nil, invalidParams(req.Method, "id and patch (the job members to change) are required")
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	j, err := c.Update(ctx, p.ID, p.Patch)
+	if err != nil {
+		return nil, invalidParams(req.Method, err.Error())
+	}
+	return j, nil
+}
+
+// cronIDParams is {id} (or OpenClaw's jobId).
+type cronIDParams struct {
+	ID    string `json:"id"`
+	JobID string `json:"jobId"`
+	Mode  string `json:"mode"`
+	Limit int    `json:"limit"`
+}
+
+func (p *cronIDParams) id() string {
+	if p.ID != "" {
+		return p.ID
+	}
+	return p.JobID
+}
+
+func (s *Server) mCronRemove(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var p cronIDParams
+	if e := decodeParams(req, &p); e != nil {
+		return nil, e
+	}
+	if p.id() == "" {
+		return nil, invalidParams(req.Method, "id is required")
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	removed, err := c.Remove(ctx, p.id())
+	if err != nil {
+		return nil, errorShape(err)
+	}
+	return map[string]any{"ok": true, "removed": removed}, nil
+}
+
+func (s *Server) mCronRun(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var p cronIDParams
+	if e := decodeParams(req, &p); e != nil {
+		return nil, e
+	}
+	if p.id() == "" {
+		return nil, invalidParams(req.Method, "id is required")
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	runID, err := c.Run(ctx, p.id(), p.Mode)
+	if err != nil {
+		return nil, invalidParams(req.Method, err.Error())
+	}
+	return map[string]any{"ok": true, "ran": runID != "", "runId": runID}, nil
+}
+
+func (s *Server) mCronRuns(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var p cronIDParams
+	if e := decodeParams(req, &p); e != nil {
+		return nil, e
+	}
+	c, e := s.cronService()
+	if e != nil {
+		return nil, e
+	}
+	runs, err := c.Runs(ctx, p.id(), p.Limit)
+	if err != nil {
+		return nil, errorShape(err)
+	}
+	return map[string]any{"entries": runs}, nil
+}
