@@ -58,7 +58,14 @@ type CronDeps struct {
 	Webhook *WebhookPoster
 	// OnEvent receives every cron event (the gateway broadcasts them).
 	OnEvent func(CronEvent)
+	// Sessions, when set, has the index entries of old isolated runs'
+	// sessions reaped (their transcripts stay on disk).
+	Sessions core.SessionIndex
 }
+
+// KeepIsolatedSessions is how many of a job's most recent isolated run
+// sessions stay in the sessions index; older ones are reaped.
+const KeepIsolatedSessions = 10
 
 // CronEvent is the cron gateway event's payload.
 type CronEvent struct {

@@ -189,6 +189,9 @@ func (c *Cron) finish(ctx context.Context, run store.CronRun, r result) {
 		delete(c.jobs, run.JobID)
 		c.mu.Unlock()
 	}
+	if j != nil && job.SessionTarget == TargetIsolated {
+		c.reap(ctx, run.JobID)
+	}
 	if r.status == "error" {
 		c.log.Warn("cron run failed", "job", run.JobID, "run", run.RunID, "err", r.err)
 	}
@@ -200,6 +203,30 @@ func (c *Cron) finish(ctx context.Context, run store.CronRun, r result) {
 		Error: r.err, Summary: truncate(r.summary, previewChars), NextRunAtMs: job.State.NextRunAtMs, DeliveryStatus: r.delivery})
 	if f.DeleteJob {
 		c.emit(CronEvent{JobID: run.JobID, Action: "removed"})
+	}
+}
+
+// reap removes the sessions index entries of the job's isolated runs
+// beyond the KeepIsolatedSessions most recent, so run sessions do not pile
+// up in sessions.list; their transcripts stay on disk.
+func (c *Cron) reap(ctx context.Context, jobID string) {
+	if c.deps.Sessions == nil {
+		return
+	}
+	runs, err := c.deps.Store.CronRuns(ctx, jobID, KeepIsolatedSessions+20)
+	if err != nil || len(runs) <= KeepIsolatedSessions {
+		return
+	}
+	for _, r := range runs[KeepIsolatedSessions:] {
+		var d runDetail
+		_ = json.Unmarshal(r.Detail, &d)
+		p, err := core.ParseSessionKey(d.SessionKey)
+		if err != nil || p.Kind != core.SessionKindCronRun {
+			continue
+		}
+		if err := c.deps.Sessions.DeleteSession(context.WithoutCancel(ctx), core.SessionKey(d.SessionKey)); err != nil {
+			c.log.Warn("could not reap a cron run session", "session", d.SessionKey, "err", err)
+		}
 	}
 }
 

@@ -142,7 +142,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	if o.cron != nil {
 		r.cron, err = heartbeat.NewCron(heartbeat.CronOptions{Config: *o.cron, Clock: r.clock}, heartbeat.CronDeps{
-			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec,
+			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec, Sessions: st,
 			Webhook: heartbeat.NewWebhookPoster(heartbeat.WebhookOptions{AllowPrivate: true, Resolver: testResolver{}}),
 			OnEvent: func(ev heartbeat.CronEvent) {
 				if o.cronEvents != nil {

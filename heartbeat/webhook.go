@@ -184,9 +184,6 @@ func CheckWebhookURL(raw string) error {
 	if err := checkWebhookTarget(u, defaultAddrPolicy); err != nil {
 		return fmt.Errorf("%w %s: %w", ErrInvalidWebhookURL, redactURL(u, true), err)
 	}
-	if h := strings.TrimSuffix(strings.ToLower(u.Hostname()), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return fmt.Errorf("%w %s: %s is this machine: %w", ErrInvalidWebhookURL, redactURL(u, true), u.Hostname(), ErrBlockedAddress)
-	}
 	return nil
 }
 
@@ -347,11 +344,16 @@ func checkWebhookTarget(u *url.URL, policy addrPolicy) error {
 	}
 	host := u.Hostname()
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if ip.Is4() && strings.HasPrefix(u.Host, "[") {
-			return fmt.Errorf("[%s] is not an IPv6 address; write an IPv4 address without brackets", host)
-		}
 		if why := policy.refusal(netip.AddrPortFrom(ip.Unmap(), uint16(port))); why != "" {
 			return fmt.Errorf("%s is %s: %w", host, why, ErrBlockedAddress)
+		}
+		return nil
+	}
+	if h := strings.TrimSuffix(strings.ToLower(host), "."); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		// RFC 6761: these names are this machine, whatever DNS says.
+		loopback := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port))
+		if why := policy.refusal(loopback); why != "" {
+			return fmt.Errorf("%s is this machine, %s: %w", host, why, ErrBlockedAddress)
 		}
 		return nil
 	}
@@ -520,8 +522,17 @@ func embeddedIPv4Range(kind string, v4 netip.Addr) *blockedRange {
 // their secret in the path (Slack, Discord) or the query.
 func redactURL(u *url.URL, withPath bool) string {
 	var b strings.Builder
-	b.WriteString(u.Scheme)
-	b.WriteString("://")
+	if u.Scheme != "" {
+		b.WriteString(u.Scheme)
+		b.WriteByte(':')
+	}
+	if u.Opaque != "" {
+		b.WriteString("REDACTED") // may hold anything, credentials included
+		return b.String()
+	}
+	if u.Scheme != "" || u.Host != "" || u.User != nil {
+		b.WriteString("//")
+	}
 	if u.User != nil {
 		b.WriteString("REDACTED@")
 	}

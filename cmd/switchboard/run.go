@@ -166,7 +166,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				return err
 			}
 			crons, err = heartbeat.NewCron(heartbeat.CronOptions{Config: cfg.Cron, Clock: w.clock, Logger: log.With("component", "cron")},
-				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Deliverer: deliver, OnEvent: gw.PublishCron})
+				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Deliverer: deliver, Sessions: st, OnEvent: gw.PublishCron})
 			if err != nil {
 				return err
 			}
