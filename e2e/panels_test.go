@@ -27,8 +27,8 @@ func TestWebChatControlPanels(t *testing.T) {
 	tb.login(token)
 
 	tb.waitFor("the channels panel", `document.getElementById("channels").textContent.includes("No chat platforms configured")`)
-	tb.waitFor("the heartbeat panel", `!document.getElementById("heartbeat").textContent.includes("Not loaded")`)
-	tb.waitFor("the cron panel", `!document.getElementById("cron").textContent.includes("Not loaded")`)
+	tb.waitFor("the heartbeat panel", `document.getElementById("heartbeat").textContent.includes("No heartbeat has run yet")`)
+	tb.waitFor("the cron panel", `document.getElementById("cron").textContent.includes("No cron jobs")`)
 	tb.waitFor("the pairing panel", `!document.getElementById("pairing-panel").hidden && document.getElementById("pairing").textContent.includes("No pending requests")`)
 
 	// A device connecting from another machine (as a proxy reports it)
@@ -59,6 +59,19 @@ func TestWebChatControlPanels(t *testing.T) {
 		t.Fatalf("connect after approval from the page: %v", err)
 	}
 	_ = c.Close()
+
+	// A job added elsewhere appears in the cron panel (the cron event).
+	admin, err := client.Dial(ctx, client.Options{URL: "ws://127.0.0.1:" + strconv.Itoa(d.port) + "/", Token: token, Scopes: []string{"operator.admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Call(ctx, "cron.add", map[string]any{"id": "panel-job", "name": "Panel job",
+		"schedule": map[string]any{"kind": "every", "everyMs": 3600000},
+		"payload":  map[string]any{"kind": "systemEvent", "text": "hello"}}); err != nil {
+		t.Fatalf("cron.add: %v", err)
+	}
+	tb.waitFor("the job in the cron panel", `document.getElementById("cron").textContent.includes("Panel job")`)
 }
 
 // TestWebChatKeyboardAndPhoneWidth: Shift+Enter makes a new line and

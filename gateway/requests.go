@@ -220,10 +220,3 @@ func errorShape(err error) *protocol.ErrorShape {
 	return protocol.InvalidRequest(err.Error(), nil)
 }
 
-// unavailableUntil answers a method whose component is not part of this
-// build yet.
-func unavailableUntil(what string) handler {
-	return func(context.Context, *conn, protocol.RequestFrame) (any, *protocol.ErrorShape) {
-		return nil, protocol.NewError(protocol.CodeUnavailable, what)
-	}
-}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -145,6 +144,7 @@ type Cron struct {
 
 	mu     sync.Mutex
 	jobs   map[string]*Job
+	due    dueQueue // next run times, earliest first
 	active map[string]*activeRun
 	timer  queue.Timer
 	loaded bool
@@ -212,6 +212,7 @@ func (c *Cron) Load(ctx context.Context) error {
 			continue
 		}
 		c.jobs[j.ID] = j
+		c.queueLocked(j)
 	}
 	for _, r := range runs {
 		c.unfinished = append(c.unfinished, r)
@@ -420,15 +421,11 @@ func (c *Cron) armLocked() {
 	if c.stopped || !c.started || !c.opts.Config.IsEnabled() {
 		return
 	}
-	var next int64
-	for _, j := range c.jobs {
-		if n := j.State.NextRunAtMs; j.IsEnabled() && n > 0 && (next == 0 || n < next) {
-			next = n
-		}
-	}
-	if next == 0 {
+	e, ok := c.nextLocked()
+	if !ok {
 		return
 	}
+	next := e.at
 	wait := time.UnixMilli(next).Sub(c.clock.Now())
 	if wait < 0 {
 		wait = 0
@@ -453,17 +450,19 @@ func (c *Cron) tick() {
 	now := c.clock.Now()
 	c.mu.Lock()
 	var due []*Job
-	for _, j := range c.jobs {
-		if j.IsEnabled() && j.State.NextRunAtMs > 0 && j.State.NextRunAtMs <= now.UnixMilli() {
-			cp := *j
-			due = append(due, &cp)
-		}
+	for _, id := range c.popDueLocked(now.UnixMilli()) {
+		cp := *c.jobs[id]
+		due = append(due, &cp)
 	}
 	c.mu.Unlock()
-	sort.Slice(due, func(a, b int) bool { return due[a].State.NextRunAtMs < due[b].State.NextRunAtMs })
-	for _, j := range due {
+	for _, j := range due { // earliest first
 		if err := c.fire(c.ctx, j, now); err != nil {
-			c.log.Error("cron job could not start", "job", j.ID, "err", err)
+			c.log.Error("cron job could not start; retrying at the next pass", "job", j.ID, "err", err)
+			c.mu.Lock()
+			if cur := c.jobs[j.ID]; cur != nil {
+				c.queueLocked(cur)
+			}
+			c.mu.Unlock()
 		}
 	}
 	c.mu.Lock()
@@ -703,6 +702,7 @@ func (c *Cron) reload(ctx context.Context, id string) error {
 		return err
 	}
 	c.jobs[id] = j
+	c.queueLocked(j)
 	return nil
 }
 
@@ -711,6 +711,7 @@ func (c *Cron) setJob(j *Job) {
 	cp := *j
 	c.mu.Lock()
 	c.jobs[j.ID] = &cp
+	c.queueLocked(&cp)
 	c.mu.Unlock()
 }
 

@@ -42,6 +42,9 @@ export class Panels {
       case "heartbeat":
         this.renderHeartbeat(payload);
         break;
+      case "cron":
+        this.loadCron();
+        break;
       case "device.pair.requested":
       case "device.pair.resolved":
         if (!$("pairing-panel").hidden) this.loadPairing();
@@ -59,7 +62,7 @@ export class Panels {
       const msg = err.code === "UNAVAILABLE" ? "Not available: " + err.message : err.message;
       if (target.tagName === "UL") target.replaceChildren(li(msg, "muted"));
       else target.textContent = msg;
-      return null;
+      return undefined; // a result may itself be null (no heartbeat yet)
     }
   }
 
@@ -95,7 +98,7 @@ export class Panels {
 
   async loadHeartbeat() {
     const res = await this.call("last-heartbeat", {}, $("heartbeat"));
-    if (res !== null) this.renderHeartbeat(res);
+    if (res !== undefined) this.renderHeartbeat(res);
   }
 
   renderHeartbeat(hb) {
