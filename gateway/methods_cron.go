@@ -107,15 +107,21 @@ func (p *cronIDParams) id() string {
 	return p.JobID
 }
 
-func (s *Server) mCronRemove(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+// cronJobRequest decodes {id, …} params that must name a job.
+func (s *Server) cronJobRequest(req protocol.RequestFrame) (*heartbeat.Cron, cronIDParams, *protocol.ErrorShape) {
 	var p cronIDParams
 	if e := decodeParams(req, &p); e != nil {
-		return nil, e
+		return nil, p, e
 	}
 	if p.id() == "" {
-		return nil, invalidParams(req.Method, "id is required")
+		return nil, p, invalidParams(req.Method, "id is required")
 	}
 	c, e := s.cronService()
+	return c, p, e
+}
+
+func (s *Server) mCronRemove(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	c, p, e := s.cronJobRequest(req)
 	if e != nil {
 		return nil, e
 	}
@@ -127,14 +133,7 @@ func (s *Server) mCronRemove(ctx context.Context, _ *conn, req protocol.RequestF
 }
 
 func (s *Server) mCronRun(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
-	var p cronIDParams
-	if e := decodeParams(req, &p); e != nil {
-		return nil, e
-	}
-	if p.id() == "" {
-		return nil, invalidParams(req.Method, "id is required")
-	}
-	c, e := s.cronService()
+	c, p, e := s.cronJobRequest(req)
 	if e != nil {
 		return nil, e
 	}

@@ -219,4 +219,3 @@ func errorShape(err error) *protocol.ErrorShape {
 	}
 	return protocol.InvalidRequest(err.Error(), nil)
 }
-

@@ -519,19 +519,12 @@ func (c *Cron) fire(ctx context.Context, j *Job, now time.Time) error {
 func (c *Cron) skip(ctx context.Context, j *Job, expect, nextMs int64, instant time.Time, reason string, now time.Time) error {
 	st := j.State
 	st.NextRunAtMs, st.LastStatus, st.LastRunStatus, st.LastError = nextMs, "skipped", "skipped", reason
-	stRaw, _ := json.Marshal(st)
-	detail, _ := json.Marshal(runDetail{Error: reason})
 	runID := newID("cron-")
-	ok, err := c.deps.Store.ClaimCronRun(ctx, store.CronClaim{JobID: j.ID, ExpectNextRunAt: expect, NextRunAt: nextMs, State: stRaw,
-		Run: store.CronRun{RunID: runID, ScheduledAt: instant.UnixMilli(), StartedAt: now.UnixMilli(), FinishedAt: now.UnixMilli(), Status: "skipped", Detail: detail}})
-	if err != nil {
+	claimed, err := c.claim(ctx, j, expect, st, store.CronRun{RunID: runID, ScheduledAt: instant.UnixMilli(), StartedAt: now.UnixMilli(),
+		FinishedAt: now.UnixMilli(), Status: "skipped", Detail: mustJSON(runDetail{Error: reason})})
+	if !claimed {
 		return err
 	}
-	if !ok {
-		return c.reload(ctx, j.ID)
-	}
-	j.State = st
-	c.setJob(j)
 	c.log.Warn("cron run skipped", "job", j.ID, "reason", reason)
 	c.emit(CronEvent{JobID: j.ID, Action: "skipped", RunID: runID, RunAtMs: instant.UnixMilli(), Status: "skipped", Error: reason, NextRunAtMs: nextMs})
 	return nil
@@ -544,18 +537,11 @@ func (c *Cron) start(ctx context.Context, j *Job, expect, nextMs, instant int64,
 	key := c.sessionKey(j, runID)
 	st := j.State
 	st.NextRunAtMs, st.RunningAtMs = nextMs, now.UnixMilli()
-	stRaw, _ := json.Marshal(st)
-	detail, _ := json.Marshal(runDetail{SessionKey: string(key)})
-	ok, err := c.deps.Store.ClaimCronRun(ctx, store.CronClaim{JobID: j.ID, ExpectNextRunAt: expect, NextRunAt: nextMs, State: stRaw,
-		Run: store.CronRun{RunID: runID, ScheduledAt: instant, StartedAt: now.UnixMilli(), Status: "running", Detail: detail}})
-	if err != nil {
+	claimed, err := c.claim(ctx, j, expect, st, store.CronRun{RunID: runID, ScheduledAt: instant, StartedAt: now.UnixMilli(),
+		Status: "running", Detail: mustJSON(runDetail{SessionKey: string(key)})})
+	if !claimed {
 		return err
 	}
-	if !ok {
-		return c.reload(ctx, j.ID)
-	}
-	j.State = st
-	c.setJob(j)
 	runAt := instant
 	if runAt == 0 {
 		runAt = now.UnixMilli()
@@ -563,6 +549,24 @@ func (c *Cron) start(ctx context.Context, j *Job, expect, nextMs, instant int64,
 	c.emit(CronEvent{JobID: j.ID, Action: "started", RunID: runID, RunAtMs: runAt, NextRunAtMs: nextMs})
 	c.dispatch(ctx, j, store.CronRun{RunID: runID, JobID: j.ID, ScheduledAt: instant, StartedAt: now.UnixMilli()}, key)
 	return nil
+}
+
+// claim advances j from the next run time expect to st's and records run,
+// in one store transaction. On success j takes st; when someone else
+// claimed the instant first, j is reloaded from the store and claimed is
+// false with a nil error.
+func (c *Cron) claim(ctx context.Context, j *Job, expect int64, st JobState, run store.CronRun) (claimed bool, err error) {
+	ok, err := c.deps.Store.ClaimCronRun(ctx, store.CronClaim{JobID: j.ID, ExpectNextRunAt: expect, NextRunAt: st.NextRunAtMs,
+		State: mustJSON(st), Run: run})
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, c.reload(ctx, j.ID)
+	}
+	j.State = st
+	c.setJob(j)
+	return true, nil
 }
 
 // sessionKey is where a run of j runs.

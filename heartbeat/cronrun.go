@@ -181,6 +181,9 @@ func (c *Cron) finish(ctx context.Context, run store.CronRun, r result) {
 		f.State = mustJSON(job.State)
 		f.DeleteJob = r.status == "ok" && job.deleteAfterRun()
 	}
+	if j != nil && job.SessionTarget == TargetIsolated {
+		c.reap(ctx, run.JobID) // before the run shows as finished
+	}
 	if err := c.deps.Store.FinishCronRun(context.WithoutCancel(ctx), f); err != nil {
 		c.log.Error("could not record the end of a cron run", "job", run.JobID, "run", run.RunID, "err", err)
 	}
@@ -188,9 +191,6 @@ func (c *Cron) finish(ctx context.Context, run store.CronRun, r result) {
 		c.mu.Lock()
 		delete(c.jobs, run.JobID)
 		c.mu.Unlock()
-	}
-	if j != nil && job.SessionTarget == TargetIsolated {
-		c.reap(ctx, run.JobID)
 	}
 	if r.status == "error" {
 		c.log.Warn("cron run failed", "job", run.JobID, "run", run.RunID, "err", r.err)

@@ -179,12 +179,17 @@ func newRig(t *testing.T, o rigOptions) *rig {
 }
 
 func (r *rig) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	r.stop(ctx)
+}
+
+// stop stops everything, giving running turns until ctx ends.
+func (r *rig) stop(ctx context.Context) {
 	if r.closed {
 		return
 	}
 	r.closed = true
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
 	if r.cron != nil {
 		r.cron.Stop(ctx)
 	}
@@ -200,7 +205,10 @@ func (r *rig) run() heartbeat.Event {
 	// The dispatcher reports a run's end to observers before it marks the
 	// session idle; a heartbeat right after the last would find it busy.
 	waitIdle(r.t, r)
-	return r.runNow()
+	ev := r.runNow()
+	// And after: the next submission must find the session idle too.
+	waitIdle(r.t, r)
+	return ev
 }
 
 // runNow runs one heartbeat by hand without waiting for the dispatcher to
@@ -271,16 +279,9 @@ func waitIdle(t *testing.T, r *rig) {
 // crash stops the rig as abruptly as the dispatcher allows: turns under
 // way are cancelled and stay pending in the journal, as after a kill.
 func (r *rig) crash() {
-	r.closed = true
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if r.cron != nil {
-		r.cron.Stop(ctx)
-	}
-	r.hb.Stop(ctx)
-	r.disp.Stop(ctx)
-	r.agent.Close()
-	r.store.Close()
+	r.stop(ctx)
 }
 
 // testResolver resolves every "*.test" host to 127.0.0.1, where httptest
