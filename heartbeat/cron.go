@@ -119,6 +119,8 @@ type runDetail struct {
 
 // activeRun is a run whose turn is under way.
 type activeRun struct {
+	runID      string // the cron run (a re-prompt has its own turn id)
+	reprompted bool   // this is the run's one re-prompt
 	jobID      string
 	instant    int64
 	startedAt  time.Time
@@ -223,7 +225,7 @@ func (c *Cron) Load(ctx context.Context) error {
 			if key == "" {
 				key = c.sessionKey(j, r.RunID)
 			}
-			c.active[r.RunID] = &activeRun{jobID: r.JobID, instant: r.ScheduledAt, startedAt: time.UnixMilli(r.StartedAt), sessionKey: key}
+			c.active[r.RunID] = &activeRun{runID: r.RunID, jobID: r.JobID, instant: r.ScheduledAt, startedAt: time.UnixMilli(r.StartedAt), sessionKey: key}
 		}
 	}
 	c.loaded = true
@@ -599,7 +601,7 @@ func (c *Cron) dispatch(ctx context.Context, j *Job, run store.CronRun, key core
 		return
 	}
 	c.mu.Lock()
-	c.active[run.RunID] = &activeRun{jobID: j.ID, instant: run.ScheduledAt, startedAt: time.UnixMilli(run.StartedAt), sessionKey: key}
+	c.active[run.RunID] = &activeRun{runID: run.RunID, jobID: j.ID, instant: run.ScheduledAt, startedAt: time.UnixMilli(run.StartedAt), sessionKey: key}
 	c.mu.Unlock()
 	agentID := j.AgentID
 	if agentID == "" {

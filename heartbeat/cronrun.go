@@ -60,7 +60,11 @@ func (c *Cron) RunEnded(info queue.RunInfo, res *agent.Result, err error) {
 
 // turnEnded classifies a finished turn, delivers its answer and records
 // the run.
-func (c *Cron) turnEnded(runID string, a *activeRun, res *agent.Result, err error) {
+func (c *Cron) turnEnded(turnID string, a *activeRun, res *agent.Result, err error) {
+	runID := a.runID
+	if runID == "" {
+		runID = turnID
+	}
 	c.mu.Lock()
 	j := c.jobs[a.jobID]
 	var job Job
@@ -84,12 +88,71 @@ func (c *Cron) turnEnded(runID string, a *activeRun, res *agent.Result, err erro
 		text, _ := alertText(res.Replies)
 		r.summary = truncate(text, summaryChars)
 	}
+	if r.status == "ok" && !a.reprompted && j != nil && isInterimReply(r.summary) && c.reprompt(&job, runID, a) {
+		return // the re-prompt's turn finishes the run
+	}
 	r.delivery = "not-requested"
 	if j != nil && job.Delivery != nil && r.status == "ok" {
 		c.deliver(&job, runID, a, &r)
 	}
 	c.finish(c.ctx, store.CronRun{RunID: runID, JobID: a.jobID, ScheduledAt: a.instant, StartedAt: a.startedAt.UnixMilli(),
 		Detail: mustJSON(runDetail{SessionKey: string(a.sessionKey)})}, r)
+}
+
+// RepromptText is the follow-up an agentTurn gets when its answer was only
+// an interim "on it…" (openclaw-facts §6.5: re-prompted once).
+const RepromptText = "Your last reply only said you would do it. Do the task now and reply with the finished result."
+
+// interimPrefixes start replies that promise work instead of doing it.
+var interimPrefixes = []string{
+	"on it", "i'm on it", "i am on it", "working on it", "let me ", "i'll ", "i will ", "one moment", "give me a moment",
+	"sure, i'll", "sure, let me", "ok, i'll", "okay, i'll", "will do", "checking now", "looking into it",
+}
+
+// isInterimReply reports a short answer that only promises the work.
+func isInterimReply(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	if t == "" || len([]rune(t)) > 160 {
+		return false
+	}
+	t = strings.ReplaceAll(t, "’", "'")
+	for _, p := range interimPrefixes {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// reprompt asks the run's session once more to do the task; it reports
+// false when the turn could not be submitted (the interim answer then
+// stands).
+func (c *Cron) reprompt(j *Job, runID string, a *activeRun) bool {
+	retry := *a
+	retry.reprompted = true
+	turnID := runID + "-retry"
+	c.mu.Lock()
+	stopped := c.stopped
+	if !stopped {
+		c.active[turnID] = &retry
+	}
+	c.mu.Unlock()
+	if stopped {
+		return false
+	}
+	agentID := j.AgentID
+	if agentID == "" {
+		agentID = c.opts.AgentID
+	}
+	in := core.Inbound{Kind: core.InboundCron, AgentID: agentID, SessionKey: a.sessionKey, Body: RepromptText}
+	rcpt, err := c.deps.Dispatcher.SubmitWith(c.ctx, in, queue.SubmitOptions{RunID: turnID, DedupeKey: "cron:" + turnID,
+		Model: j.Payload.Model, NoDeliver: true, Timeout: time.Duration(j.Payload.TimeoutSeconds) * time.Second})
+	if err != nil || rcpt.Disposition == queue.Dropped || rcpt.Disposition == queue.Duplicate {
+		c.take(turnID)
+		return false
+	}
+	c.log.Info("cron run answered only with an interim reply; re-prompting once", "job", j.ID, "run", runID)
+	return true
 }
 
 // errorReason maps a model failure to OpenClaw's lastErrorReason.

@@ -189,3 +189,46 @@ func TestCronReapsOldIsolatedSessions(t *testing.T) {
 		t.Errorf("run sessions in the index = %d, want %d", n, heartbeat.KeepIsolatedSessions)
 	}
 }
+
+// An isolated run whose answer only promises the work ("On it!") is
+// re-prompted once in the same session; its second answer is the result.
+func TestCronInterimAnswerRepromptedOnce(t *testing.T) {
+	job := everyMinute("report")
+	job.Schedule.EveryMs = time.Hour.Milliseconds() // time below moves in small steps
+	r := cronRig(t, rigOptions{}, job)
+	r.provider.Push(llmtest.Text("On it! I'll put the report together."), llmtest.Text("Report: revenue up 4%."))
+	r.clock.Advance(time.Hour)
+	deadline := time.Now().Add(waitFor)
+	for r.modelCalls() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no re-prompt: %d model calls", r.modelCalls())
+		}
+		r.clock.Advance(100 * time.Millisecond) // the follow-up may wait for a debounce
+	}
+	runs := r.waitRuns("report", 1)
+	if len(runs) != 1 || runs[0].Status != "ok" || runs[0].Summary != "Report: revenue up 4%." {
+		t.Fatalf("runs = %+v", runs)
+	}
+	reqs := r.provider.Requests()
+	if got := lastUserText(reqs[1]); got != heartbeat.RepromptText {
+		t.Errorf("re-prompt = %q", got)
+	}
+	if got := r.rec.deliveries(); len(got) != 1 || got[0].Replies[0].Text != "Report: revenue up 4%." {
+		t.Errorf("deliveries = %+v, want only the result", got)
+	}
+
+	// A second interim answer stands: one re-prompt only.
+	waitIdle(t, r)
+	r.provider.Push(llmtest.Text("Let me check."), llmtest.Text("I'll get back to you."))
+	r.clock.AdvanceTo(epoch.Add(2 * time.Hour))
+	for r.modelCalls() < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("model calls = %d", r.modelCalls())
+		}
+		r.clock.Advance(100 * time.Millisecond)
+	}
+	runs = r.waitRuns("report", 2)
+	if runs[1].Summary != "I'll get back to you." || r.modelCalls() != 4 {
+		t.Errorf("second run = %+v, calls %d", runs[1], r.modelCalls())
+	}
+}
