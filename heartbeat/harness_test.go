@@ -92,7 +92,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if start.IsZero() {
 		start = epoch
 	}
-	r := &rig{t: t, dir: o.dir, clock: queuetest.NewClock(start), provider: llmtest.NewScriptedProvider(), rec: newRecorder(), events: make(chan heartbeat.Event, 256)}
+	r := &rig{t: t, dir: o.dir, clock: queuetest.NewClock(start), provider: llmtest.NewScriptedProvider(), rec: newRecorder(), events: make(chan heartbeat.Event, 1024)}
 	if r.dir == "" {
 		r.dir = t.TempDir()
 	}
@@ -132,7 +132,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	r.hb, err = heartbeat.New(opts, heartbeat.Deps{
 		Dispatcher: r.disp, Deliverer: r.rec, Sessions: st, State: st,
-		OnEvent: func(ev heartbeat.Event) { r.events <- ev },
+		OnEvent: func(ev heartbeat.Event) {
+			select {
+			case r.events <- ev:
+			default: // a test that does not read events must not stall the runner
+			}
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

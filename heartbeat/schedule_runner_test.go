@@ -121,7 +121,7 @@ func TestHeartbeatUserRace(t *testing.T) {
 	tr := &sessionTracker{active: map[core.SessionKey]int{}}
 	r := newRig(t, rigOptions{cfg: core.HeartbeatConfig{Every: "1m", Target: "telegram", To: "-1"},
 		model: llm.NewEcho("scripted", llm.ProviderOptions{}), observers: []queue.Observer{tr}})
-	const sessions, perSession = 10, 20
+	const sessions, perSession = 50, 20 // matrix row 16: 1,000 user messages across 50 sessions
 	var wg sync.WaitGroup
 	for s := range sessions {
 		wg.Add(1)
