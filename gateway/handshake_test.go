@@ -45,13 +45,13 @@ func TestV4AndV3ClientsConnectAndCallHealthAndStatus(t *testing.T) {
 			t.Errorf("v3 hello-ok without a device token carries auth: %s", c.HelloRaw())
 		}
 		methods := toStrings(hello["features"].(map[string]any)["methods"])
-		for _, m := range []string{"health", "status", "chat.send", "chat.history"} {
+		for _, m := range []string{"health", "status", "chat.send", "chat.history", "cron.list", "last-heartbeat", "set-heartbeats"} {
 			if !slices.Contains(methods, m) {
 				t.Errorf("features.methods lacks %s", m)
 			}
 		}
-		if slices.Contains(methods, "cron.list") {
-			t.Errorf("features.methods advertises cron.list, which is not implemented yet")
+		if slices.Contains(methods, "web.login.start") {
+			t.Errorf("features.methods advertises web.login.start, which OpenClaw keeps unadvertised")
 		}
 		policy := hello["policy"].(map[string]any)
 		if policy["maxPayload"] != float64(25<<20) || policy["maxBufferedBytes"] != float64(50<<20) || policy["tickIntervalMs"] != float64(30000) {

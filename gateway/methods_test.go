@@ -111,11 +111,14 @@ func TestUnknownMethodAndFloodGuard(t *testing.T) {
 	}
 }
 
+// Without a scheduler attached (an embedding program that wires none) the
+// scheduler's methods answer UNAVAILABLE, naming what is missing.
 func TestSchedulerMethodsAnswerUnavailable(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	admin := r.dial(r.opts(protocol.ScopeAdmin))
-	for _, m := range []string{"cron.list", "cron.add", "last-heartbeat", "set-heartbeats"} {
-		if e := callErr(t, admin, m, nil); e.Code != protocol.CodeUnavailable {
+	for m, params := range map[string]any{"cron.list": nil, "cron.add": nil, "cron.status": nil, "last-heartbeat": nil,
+		"set-heartbeats": map[string]any{"enabled": true}, "cron.run": map[string]any{"id": "x"}} {
+		if e := callErr(t, admin, m, params); e.Code != protocol.CodeUnavailable {
 			t.Errorf("%s: %+v, want UNAVAILABLE", m, e)
 		}
 	}
