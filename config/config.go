@@ -153,6 +153,11 @@ func (c Config) Validate() error {
 	if m := c.Agents.Defaults.Heartbeat.Model; m != "" {
 		ref("agents.defaults.heartbeat.model", m)
 	}
+	for i, a := range c.Agents.List {
+		if a.Heartbeat != nil && a.Heartbeat.Model != "" {
+			ref(fmt.Sprintf("agents.list[%d].heartbeat.model", i), a.Heartbeat.Model)
+		}
+	}
 	for i, j := range c.Cron.Jobs {
 		if j.Payload.Model != "" {
 			ref(fmt.Sprintf("cron.jobs[%d].payload.model", i), j.Payload.Model)

@@ -29,6 +29,11 @@ func typeKey(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
 // schemaOf builds the schema of t. def holds the default value of this
 // position when there is one (invalid otherwise).
 func schemaOf(t reflect.Type, def reflect.Value) map[string]any {
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool {
+		// An optional switch: null (or leaving it out) means unset, which
+		// inherits (agents.list overrides) or takes the default.
+		return map[string]any{"type": []any{"boolean", "null"}}
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 		if def.IsValid() {

@@ -1,17 +1,76 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
 // AgentsConfig is the `agents:` section of the configuration: settings shared
-// by every agent. Per-agent overrides (`agents.list`) arrive with multi-agent
-// routing.
+// by every agent, and per-agent overrides.
 type AgentsConfig struct {
 	// Defaults apply to every agent.
 	Defaults AgentDefaults `json:"defaults"`
+	// List holds per-agent overrides. Until multi-agent routing lands the
+	// only agent is the default one, "main".
+	List []AgentEntry `json:"list,omitempty"`
+}
+
+// AgentEntry is one agent's overrides (agents.list[]).
+type AgentEntry struct {
+	// ID names the agent: "main" (the default agent) for now.
+	ID string `json:"id"`
+	// Heartbeat is merged over agents.defaults.heartbeat: the keys it sets
+	// win. When any agent has one, only those agents run heartbeats.
+	Heartbeat *HeartbeatConfig `json:"heartbeat,omitempty"`
+}
+
+// Validate checks the ids: required, unique, and an agent that exists.
+func (c AgentsConfig) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, a := range c.List {
+		path := fmt.Sprintf("list[%d].id", i)
+		id := NormalizeAgentID(a.ID)
+		switch {
+		case strings.TrimSpace(a.ID) == "":
+			errs = append(errs, FieldErrorf(path, `required: the agent's id, "main" for the default agent`))
+		case seen[id]:
+			errs = append(errs, FieldErrorf(path, fmt.Sprintf("%q is listed twice; merge the two entries", a.ID)))
+		case id != DefaultAgentID:
+			errs = append(errs, FieldErrorf(path, fmt.Sprintf("no agent %q: only the default agent %q exists until multi-agent routing lands", a.ID, DefaultAgentID)))
+		}
+		seen[id] = true
+	}
+	return errors.Join(errs...)
+}
+
+// Heartbeats returns each agent's heartbeat settings: an agent's own
+// heartbeat merged over the defaults (the keys it sets win). When any
+// listed agent has a heartbeat, only those agents run one; otherwise every
+// agent in agents (the default agent when empty) runs the defaults.
+func (c AgentsConfig) Heartbeats(agents []string) map[string]HeartbeatConfig {
+	if len(agents) == 0 {
+		agents = []string{DefaultAgentID}
+	}
+	own := map[string]*HeartbeatConfig{}
+	for _, a := range c.List {
+		if a.Heartbeat != nil {
+			own[NormalizeAgentID(a.ID)] = a.Heartbeat
+		}
+	}
+	out := map[string]HeartbeatConfig{}
+	for _, id := range agents {
+		id = NormalizeAgentID(id)
+		switch h, ok := own[id]; {
+		case ok:
+			out[id] = c.Defaults.Heartbeat.merge(*h)
+		case len(own) == 0:
+			out[id] = c.Defaults.Heartbeat
+		}
+	}
+	return out
 }
 
 // AgentDefaults holds the per-agent settings every agent starts from.

@@ -73,6 +73,38 @@ type HeartbeatConfig struct {
 	UseIndicator *bool `json:"useIndicator,omitempty"`
 }
 
+// merge returns h with the keys o sets laid over it.
+func (h HeartbeatConfig) merge(o HeartbeatConfig) HeartbeatConfig {
+	str := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	str(&h.Every, o.Every)
+	str(&h.Prompt, o.Prompt)
+	str(&h.Target, o.Target)
+	str(&h.To, o.To)
+	str(&h.AccountID, o.AccountID)
+	str(&h.DirectPolicy, o.DirectPolicy)
+	str(&h.Session, o.Session)
+	str(&h.Model, o.Model)
+	if o.AckMaxChars != 0 {
+		h.AckMaxChars = o.AckMaxChars
+	}
+	if o.TimeoutSeconds != 0 {
+		h.TimeoutSeconds = o.TimeoutSeconds
+	}
+	if !o.ActiveHours.IsZero() {
+		h.ActiveHours = o.ActiveHours
+	}
+	for _, p := range []struct{ dst, src **bool }{{&h.ShowOk, &o.ShowOk}, {&h.ShowAlerts, &o.ShowAlerts}, {&h.UseIndicator, &o.UseIndicator}} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	return h
+}
+
 // Interval returns the parsed Every; zero means disabled.
 func (h HeartbeatConfig) Interval() (time.Duration, error) {
 	if strings.TrimSpace(h.Every) == "" {

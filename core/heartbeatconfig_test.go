@@ -47,3 +47,44 @@ func TestHeartbeatConfigValidate(t *testing.T) {
 		t.Errorf("bad userTimezone: %v", err)
 	}
 }
+
+func TestAgentHeartbeatsMergeAndSelect(t *testing.T) {
+	yes := true
+	defaults := core.HeartbeatConfig{Every: "30m", Target: "last", AckMaxChars: 200}
+	// No agent has its own: every agent runs the defaults.
+	c := core.AgentsConfig{Defaults: core.AgentDefaults{Heartbeat: defaults}, List: []core.AgentEntry{{ID: "main"}}}
+	got := c.Heartbeats([]string{"main", "ops"})
+	if len(got) != 2 || got["main"] != defaults || got["ops"] != defaults {
+		t.Errorf("without overrides = %+v", got)
+	}
+	// One agent has its own: its keys win, the rest is inherited, and only
+	// that agent runs heartbeats.
+	c.List = []core.AgentEntry{{ID: "Ops", Heartbeat: &core.HeartbeatConfig{Every: "1h", To: "-100", ShowOk: &yes}}}
+	got = c.Heartbeats([]string{"main", "ops"})
+	want := core.HeartbeatConfig{Every: "1h", Target: "last", To: "-100", AckMaxChars: 200, ShowOk: &yes}
+	if len(got) != 1 || got["ops"].Every != want.Every || got["ops"].Target != "last" || got["ops"].To != "-100" ||
+		got["ops"].AckMaxChars != 200 || got["ops"].ShowOk == nil || !*got["ops"].ShowOk {
+		t.Errorf("with an override = %+v", got)
+	}
+	if _, ok := got["main"]; ok {
+		t.Error("an agent without its own heartbeat ran one while another agent has one")
+	}
+}
+
+func TestAgentsListValidate(t *testing.T) {
+	for _, tt := range []struct {
+		list []core.AgentEntry
+		want string
+	}{
+		{[]core.AgentEntry{{}}, "list[0].id: required"},
+		{[]core.AgentEntry{{ID: "main"}, {ID: "Main"}}, "listed twice"},
+		{[]core.AgentEntry{{ID: "ops"}}, `no agent "ops"`},
+	} {
+		if err := (core.AgentsConfig{List: tt.list}).Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.list, err, tt.want)
+		}
+	}
+	if err := (core.AgentsConfig{List: []core.AgentEntry{{ID: "main"}}}).Validate(); err != nil {
+		t.Errorf("main: %v", err)
+	}
+}

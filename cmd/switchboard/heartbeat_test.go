@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/heartbeat"
@@ -107,5 +108,30 @@ channels:
 	tc.sigs <- os.Interrupt
 	if code := <-done; code != exitOK {
 		t.Errorf("exit %d\n%s", code, tc.err.String())
+	}
+}
+
+// The default agent's heartbeat is agents.defaults.heartbeat with its
+// agents.list entry merged over it.
+func TestAgentHeartbeatMergesTheListEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, path, `models:
+  providers:
+    echo: {api: echo}
+agents:
+  defaults:
+    model: {primary: echo/echo}
+    heartbeat: {every: 1h, target: last}
+  list:
+    - id: main
+      heartbeat: {every: 5m, to: "-42"}
+`)
+	cfg, err := config.Load(path, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := agentHeartbeat(cfg)
+	if h.Every != "5m" || h.Target != "last" || h.To != "-42" {
+		t.Errorf("merged heartbeat = %+v", h)
 	}
 }

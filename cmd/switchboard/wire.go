@@ -31,7 +31,8 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
 	}
 	d := cfg.Agents.Defaults
-	hbEvery, _ := d.Heartbeat.Interval()
+	hbCfg := agentHeartbeat(cfg)
+	hbEvery, _ := hbCfg.Interval()
 	loc, err := userLocation(cfg)
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		Timeout:   secondsDuration(d.TimeoutSeconds),
 		Location:  loc,
 		Heartbeat: agent.HeartbeatConfig{
-			Enabled: hbEvery > 0, Prompt: d.Heartbeat.Prompt, AckMaxChars: d.Heartbeat.AckMaxChars,
+			Enabled: hbEvery > 0, Prompt: hbCfg.Prompt, AckMaxChars: hbCfg.AckMaxChars,
 		},
 	}, agent.Deps{
 		Models:   router,
@@ -77,6 +78,17 @@ func userLocation(cfg *config.Config) (*time.Location, error) {
 	return loc, nil
 }
 
+// agentHeartbeat is the default agent's heartbeat: agents.defaults with
+// its agents.list entry merged over it; off ("0m") when another agent has a
+// heartbeat and it has none.
+func agentHeartbeat(cfg *config.Config) core.HeartbeatConfig {
+	h, ok := cfg.Agents.Heartbeats([]string{core.DefaultAgentID})[core.DefaultAgentID]
+	if !ok {
+		return core.HeartbeatConfig{Every: "0m"}
+	}
+	return h
+}
+
 // newHeartbeat builds the default agent's heartbeat runner. Its phase seed
 // is the state directory, so installs spread differently but one install
 // keeps its schedule across restarts.
@@ -90,7 +102,7 @@ func newHeartbeat(cfg *config.Config, w wiring, deps heartbeat.Deps, log *slog.L
 		return nil, err
 	}
 	return heartbeat.New(heartbeat.Options{
-		Config:       cfg.Agents.Defaults.Heartbeat,
+		Config:       agentHeartbeat(cfg),
 		Seed:         w.stateDir,
 		Workspace:    os.DirFS(workspace),
 		UserLocation: loc,
