@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
@@ -139,7 +140,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			// Set before the dispatcher can deliver anything: the router is
 			// read concurrently from then on.
 			bs.router.Ledger = st
-			runner, err = newRunner(cfg, w.stateDir, w.home, st, log, cronTool)
+			runner, err = newRunner(cfg, w.stateDir, w.home, st, log, cronTool, &bridges.MessageTool{Deliverer: deliver})
 			if err != nil {
 				return err
 			}
