@@ -14,6 +14,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/egress"
 )
 
 // DefaultMaxMediaBytes caps one attachment a bridge downloads or uploads
@@ -246,4 +249,19 @@ func MediaExtension(name, mimeType, serverPath string) string {
 		return exts[0]
 	}
 	return ""
+}
+
+// MediaClient is the client for outbound media URLs, which the model may
+// choose (reply media, the message tool): c when set, else the egress
+// client, which refuses private, loopback, link-local and metadata
+// addresses on every hop (reliability-security §1.2.E). Platform APIs use
+// the bridge's own client; model-chosen URLs never do.
+func MediaClient(c *http.Client, maxBytes int64) *http.Client {
+	if c != nil {
+		return c
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxMediaBytes
+	}
+	return egress.New(egress.Options{Timeout: 2 * time.Minute, MaxResponseBytes: maxBytes + 1}).HTTPClient()
 }

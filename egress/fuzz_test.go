@@ -1,4 +1,4 @@
-package heartbeat_test
+package egress_test
 
 import (
 	"net/netip"
@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/heartbeat"
+	"github.com/switchboardhq/switchboard/egress"
 )
 
-// FuzzCheckWebhookURL feeds arbitrary strings to CheckWebhookURL: it must
+// FuzzCheckURL feeds arbitrary strings to CheckURL: it must
 // not panic; whatever it accepts is an absolute http(s) URL with a host, no
 // credentials or fragment, and no blocked, local or non-canonical numeric
 // host; and whatever it refuses, its error never repeats the query. The
 // seeds run as a unit test.
-func FuzzCheckWebhookURL(f *testing.F) {
+func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{
 		"https://hooks.example.com/cron",
 		"http://hook.example:8080/p?x=1",
@@ -43,7 +43,7 @@ func FuzzCheckWebhookURL(f *testing.F) {
 	}
 	const secret = "zqSECRETzq"
 	f.Fuzz(func(t *testing.T, raw string) {
-		err := heartbeat.CheckWebhookURL(raw)
+		err := egress.CheckURL(raw)
 		if err == nil {
 			checkAccepted(t, raw)
 		}
@@ -52,8 +52,8 @@ func FuzzCheckWebhookURL(f *testing.F) {
 		}
 		// The secret lands in the query, or in the fragment if raw has one:
 		// either way, no error may show it.
-		if err := heartbeat.CheckWebhookURL(raw + "?" + secret); err != nil && strings.Contains(err.Error(), secret) {
-			t.Errorf("CheckWebhookURL(%q) error %q repeats the query", raw+"?"+secret, err)
+		if err := egress.CheckURL(raw + "?" + secret); err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("CheckURL(%q) error %q repeats the query", raw+"?"+secret, err)
 		}
 	})
 }
@@ -69,7 +69,7 @@ func checkAccepted(t *testing.T, raw string) {
 	}
 	host := u.Hostname()
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if heartbeat.IsBlockedIP(ip) {
+		if egress.IsBlockedIP(ip) {
 			t.Fatalf("accepted %q, whose address is blocked", raw)
 		}
 		return
@@ -100,14 +100,14 @@ func FuzzIsBlockedIP(f *testing.F) {
 		if !ok {
 			return
 		}
-		blocked := heartbeat.IsBlockedIP(ip)
+		blocked := egress.IsBlockedIP(ip)
 		if !ip.IsGlobalUnicast() && !blocked {
 			t.Errorf("IsBlockedIP(%s) = false for an address the standard library calls not global unicast", ip)
 		}
 		if (ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast()) && !blocked {
 			t.Errorf("IsBlockedIP(%s) = false for a private, loopback or link-local address", ip)
 		}
-		if ip.Is6() && !ip.Is4In6() && heartbeat.IsBlockedIP(ip.WithZone("eth0")) != blocked {
+		if ip.Is6() && !ip.Is4In6() && egress.IsBlockedIP(ip.WithZone("eth0")) != blocked {
 			t.Errorf("IsBlockedIP(%s) changes with a zone", ip)
 		}
 		if !ip.Is4() {
@@ -118,15 +118,15 @@ func FuzzIsBlockedIP(f *testing.F) {
 		compat := netip.AddrFrom16([16]byte{12: v4[0], 13: v4[1], 14: v4[2], 15: v4[3]})
 		nat64 := netip.AddrFrom16([16]byte{0: 0x00, 1: 0x64, 2: 0xff, 3: 0x9b, 12: v4[0], 13: v4[1], 14: v4[2], 15: v4[3]})
 		sixToFour := netip.AddrFrom16([16]byte{0: 0x20, 1: 0x02, 2: v4[0], 3: v4[1], 4: v4[2], 5: v4[3], 15: 1})
-		if heartbeat.IsBlockedIP(mapped) != blocked {
+		if egress.IsBlockedIP(mapped) != blocked {
 			t.Errorf("IsBlockedIP(%s) != IsBlockedIP(%s)", mapped, ip)
 		}
-		if !heartbeat.IsBlockedIP(compat) {
+		if !egress.IsBlockedIP(compat) {
 			t.Errorf("IsBlockedIP(%s) = false for an IPv4-compatible address", compat)
 		}
-		if heartbeat.IsBlockedIP(nat64) != blocked || heartbeat.IsBlockedIP(sixToFour) != blocked {
+		if egress.IsBlockedIP(nat64) != blocked || egress.IsBlockedIP(sixToFour) != blocked {
 			t.Errorf("IsBlockedIP(%s) = %v, but NAT64 %s = %v and 6to4 %s = %v", ip, blocked,
-				nat64, heartbeat.IsBlockedIP(nat64), sixToFour, heartbeat.IsBlockedIP(sixToFour))
+				nat64, egress.IsBlockedIP(nat64), sixToFour, egress.IsBlockedIP(sixToFour))
 		}
 	})
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// MaxMediaBytes caps one attachment in or out; zero means
 	// bridges.DefaultMaxMediaBytes.
 	MaxMediaBytes int64
+	// MediaClient fetches outbound media URLs (which the model may
+	// choose); nil means the egress client, which refuses private and
+	// metadata addresses. Tests of local servers set their own.
+	MediaClient *http.Client
 	// APIURL, when set, replaces Discord's REST base
 	// (https://discord.com/api/v9/): a REST proxy, or a test server.
 	APIURL string
@@ -72,11 +76,12 @@ type Options struct {
 
 // Bridge is the Discord bridge. Build it with New.
 type Bridge struct {
-	opts     Options
-	api      *discordgo.Session // REST only; the gateway is gateway
-	gw       *gateway
-	tracker  *bridges.Tracker
-	mentions bridges.Mentions
+	opts        Options
+	mediaClient *http.Client
+	api         *discordgo.Session // REST only; the gateway is gateway
+	gw          *gateway
+	tracker     *bridges.Tracker
+	mentions    bridges.Mentions
 
 	mu       sync.Mutex
 	botID    string
@@ -156,7 +161,8 @@ func New(opts Options) (*Bridge, error) {
 	}
 	api.LogLevel = -1 // discordgo's own logging goes nowhere
 	b := &Bridge{
-		opts: opts, api: api, mentions: mentions,
+		mediaClient: bridges.MediaClient(opts.MediaClient, opts.MaxMediaBytes),
+		opts:        opts, api: api, mentions: mentions,
 		tracker:  bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
 		channels: map[string]channelInfo{}, botRoles: map[string][]string{}, lastSeen: map[string]string{},
 	}

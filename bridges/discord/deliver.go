@@ -73,7 +73,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 	}
 	for i, ref := range out.MediaURLs {
 		err := send("m"+strconv.Itoa(i), fmt.Sprintf("attachment %d", i+1), func() (*discordgo.MessageSend, func(), error) {
-			f, err := bridges.OpenMedia(ctx, b.opts.HTTPClient, b.opts.MediaDir, ref, b.opts.MaxMediaBytes)
+			f, err := bridges.OpenMedia(ctx, b.mediaClient, b.opts.MediaDir, ref, b.opts.MaxMediaBytes)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -51,6 +51,10 @@ type Options struct {
 	// MaxMediaBytes caps one file downloaded or uploaded; zero means
 	// bridges.DefaultMaxMediaBytes.
 	MaxMediaBytes int64
+	// MediaClient fetches outbound media URLs (which the model may
+	// choose); nil means the egress client, which refuses private and
+	// metadata addresses. Tests of local servers set their own.
+	MediaClient *http.Client
 	// HTTPClient makes the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
 	// Log receives connection events; nil discards them.
@@ -65,10 +69,11 @@ type Options struct {
 // Bridge is the Slack bridge, in Socket Mode or over HTTP. Build it with
 // New.
 type Bridge struct {
-	opts     Options
-	api      *slackapi.Client
-	tracker  *bridges.Tracker
-	mentions bridges.Mentions
+	opts        Options
+	mediaClient *http.Client
+	api         *slackapi.Client
+	tracker     *bridges.Tracker
+	mentions    bridges.Mentions
 
 	pace *pacer
 	// httpBudget bounds the handling of one Events API request, so Slack
@@ -128,7 +133,8 @@ func New(opts Options) (*Bridge, error) {
 		apiOpts = append(apiOpts, slackapi.OptionAPIURL(opts.APIURL))
 	}
 	return &Bridge{
-		opts: opts, api: slackapi.New(opts.BotToken, apiOpts...), mentions: mentions,
+		mediaClient: bridges.MediaClient(opts.MediaClient, opts.MaxMediaBytes),
+		opts:        opts, api: slackapi.New(opts.BotToken, apiOpts...), mentions: mentions,
 		tracker:    bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
 		pace:       newPacer(opts.Now, opts.After),
 		httpBudget: defaultHTTPBudget,

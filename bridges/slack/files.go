@@ -118,7 +118,7 @@ func (b *Bridge) mayReceiveToken(raw string) bool {
 // up front and a rate-limited step may need it again. It returns the
 // file's id: completeUploadExternal reports no message ts.
 func (b *Bridge) upload(ctx context.Context, channel, thread, ref string) (bridges.MessageID, error) {
-	f, err := bridges.OpenMedia(ctx, b.opts.HTTPClient, b.opts.MediaDir, ref, b.opts.MaxMediaBytes)
+	f, err := bridges.OpenMedia(ctx, b.mediaClient, b.opts.MediaDir, ref, b.opts.MaxMediaBytes)
 	if err != nil {
 		return "", withoutQuery(err)
 	}

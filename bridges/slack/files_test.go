@@ -44,7 +44,8 @@ func fileBridge(t *testing.T, srv *slacktest.Server, mediaDir string, max int64,
 	t.Helper()
 	b, err := slack.New(slack.Options{BotToken: srv.BotToken, AppToken: srv.AppToken, APIURL: srv.APIURL, HTTPClient: srv.Client(),
 		Session: core.SessionConfig{DMScope: core.DMScopePerChannelPeer}, MediaDir: mediaDir, MaxMediaBytes: max,
-		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		MediaClient: srv.Client(), // the test's media servers are on loopback, which the default refuses
+		Log:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}

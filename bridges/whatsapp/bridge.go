@@ -49,6 +49,10 @@ type Options struct {
 	// MaxMediaBytes caps one attachment in or out; zero means
 	// bridges.DefaultMaxMediaBytes.
 	MaxMediaBytes int64
+	// MediaClient fetches outbound media URLs (which the model may
+	// choose); nil means the egress client, which refuses private and
+	// metadata addresses. Tests of local servers set their own.
+	MediaClient *http.Client
 	// HTTPClient fetches outbound media URLs; nil means a default client.
 	HTTPClient *http.Client
 	// SendReadReceipts marks messages read once they are journaled.
@@ -67,10 +71,11 @@ type Options struct {
 // Bridge is the WhatsApp bridge: one linked device (a WhatsApp Web
 // companion) through whatsmeow. Build it with New.
 type Bridge struct {
-	opts     Options
-	tracker  *bridges.Tracker
-	mentions bridges.Mentions
-	recent   *recentMessages
+	opts        Options
+	mediaClient *http.Client
+	tracker     *bridges.Tracker
+	mentions    bridges.Mentions
+	recent      *recentMessages
 
 	// conn carries connection events from whatsmeow's goroutines to the
 	// session loop.
@@ -140,7 +145,8 @@ func New(opts Options) (*Bridge, error) {
 		return nil, fmt.Errorf("whatsapp: %w", err)
 	}
 	return &Bridge{
-		opts: opts, mentions: mentions, recent: newRecentMessages(recentLimit),
+		mediaClient: bridges.MediaClient(opts.MediaClient, opts.MaxMediaBytes),
+		opts:        opts, mentions: mentions, recent: newRecentMessages(recentLimit),
 		tracker:  bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
 		conn:     make(chan any, 64),
 		relinked: make(chan struct{}, 1),

@@ -106,7 +106,7 @@ func (b *Bridge) quote(chat types.JID, id types.MessageID) *waE2E.ContextInfo {
 // mediaMessage uploads one attachment (an http(s) URL or a file in the
 // media folder, at most MaxMediaBytes) and builds its message.
 func (b *Bridge) mediaMessage(ctx context.Context, cli Client, ref string, quote *waE2E.ContextInfo) (*waE2E.Message, error) {
-	f, err := bridges.OpenMedia(ctx, b.opts.HTTPClient, b.opts.MediaDir, ref, b.opts.MaxMediaBytes)
+	f, err := bridges.OpenMedia(ctx, b.mediaClient, b.opts.MediaDir, ref, b.opts.MaxMediaBytes)
 	if err != nil {
 		return nil, fmt.Errorf("whatsapp: %w", err)
 	}

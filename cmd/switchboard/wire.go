@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/tools"
+	"github.com/switchboardhq/switchboard/egress"
 	"github.com/switchboardhq/switchboard/heartbeat"
 )
 
@@ -39,6 +40,20 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 	}
 	registry := tools.NewRegistry()
 	registry.MustRegister(&tools.SessionsList{Sessions: sessions})
+	history := &tools.SessionsHistory{} // reads through the runner, set below
+	registry.MustRegister(history)
+	// Model-chosen URLs go through the egress client only: public
+	// addresses, checked at dial time on every redirect.
+	registry.MustRegister(&tools.WebFetch{Client: egress.New(egress.Options{})})
+	// read, write, edit, ls: inside the workspace only, through one os.Root
+	// (it stays open for the life of the process).
+	jail, err := tools.OpenJail(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	for _, t := range tools.FileTools(jail) {
+		registry.MustRegister(t)
+	}
 	for _, t := range extra {
 		registry.MustRegister(t)
 	}
@@ -60,6 +75,7 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 	if err != nil {
 		return nil, err
 	}
+	history.Sessions = r
 	return r, nil
 }
 
