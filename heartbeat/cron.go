@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/egress"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -53,8 +54,9 @@ type CronDeps struct {
 	Heartbeat *Runner
 	// Deliverer sends announce deliveries.
 	Deliverer queue.Deliverer
-	// Webhook posts webhook deliveries; nil means a default poster.
-	Webhook *WebhookPoster
+	// Webhook posts webhook deliveries; nil means NewWebhookClient's
+	// defaults.
+	Webhook *egress.Client
 	// OnEvent receives every cron event (the gateway broadcasts them).
 	OnEvent func(CronEvent)
 	// Sessions, when set, has the index entries of old isolated runs'
@@ -174,7 +176,7 @@ func NewCron(opts CronOptions, deps CronDeps) (*Cron, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if deps.Webhook == nil {
-		deps.Webhook = NewWebhookPoster(WebhookOptions{})
+		deps.Webhook = NewWebhookClient(egress.Options{})
 	}
 	c := &Cron{opts: opts, deps: deps, clock: opts.Clock, log: opts.Logger,
 		jobs: map[string]*Job{}, active: map[string]*activeRun{}}

@@ -285,7 +285,7 @@ func TestCronWebhookDelivery(t *testing.T) {
 	r.provider.Push(llmtest.Text("fail me"))
 	r.clock.Advance(time.Minute)
 	runs = r.waitRuns("hook", 2)
-	if runs[1].Status != "error" || runs[1].DeliveryStatus != "not-delivered" || !strings.Contains(runs[1].Error, "502") {
+	if runs[1].Status != "error" || runs[1].DeliveryStatus != "not-delivered" || !strings.Contains(runs[1].Error, "webhook: ") || !strings.Contains(runs[1].Error, "502") {
 		t.Errorf("failed webhook run = %+v", runs[1])
 	}
 	if j, _ := r.cron.Get("hook"); j.State.ConsecutiveErrors != 1 || j.State.LastError == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/egress"
 )
 
 // Session targets of a cron job (openclaw-facts §6.5).
@@ -224,7 +225,7 @@ func (j JobSpec) Validate() error {
 				errs = append(errs, core.FieldErrorf("delivery", "announce needs channel and to: the chat the answer goes to (for example channel: telegram, to: \"123456\")"))
 			}
 		case DeliveryWebhook:
-			if err := CheckWebhookURL(d.To); err != nil {
+			if err := egress.CheckURL(d.To); err != nil {
 				errs = append(errs, core.FieldErrorf("delivery.to", err.Error()))
 			}
 		default:

@@ -193,7 +193,9 @@ func (c *Cron) deliver(j *Job, runID string, a *activeRun, r *result) {
 			"runAtMs": a.startedAt.UnixMilli(), "durationMs": c.clock.Now().Sub(a.startedAt).Milliseconds(),
 			"sessionKey": a.sessionKey,
 		})
-		err = c.deps.Webhook.Post(c.ctx, d.To, body)
+		if err = c.deps.Webhook.PostJSON(c.ctx, d.To, body); err != nil {
+			err = fmt.Errorf("webhook: %w", err)
+		}
 	default:
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
 	"github.com/switchboardhq/switchboard/core/tools"
 	"github.com/switchboardhq/switchboard/core/transcript"
+	"github.com/switchboardhq/switchboard/egress"
 	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/queue/queuetest"
@@ -148,7 +149,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if o.cron != nil {
 		r.cron, err = heartbeat.NewCron(heartbeat.CronOptions{Config: *o.cron, Clock: r.clock}, heartbeat.CronDeps{
 			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec, Sessions: st,
-			Webhook: heartbeat.NewWebhookPoster(heartbeat.WebhookOptions{AllowPrivate: true, Resolver: testResolver{}}),
+			Webhook: heartbeat.NewWebhookClient(egress.Options{AllowPrivate: true, Resolver: testResolver{}}),
 			OnEvent: func(ev heartbeat.CronEvent) {
 				if o.cronEvents != nil {
 					o.cronEvents <- ev

@@ -1,65 +1,28 @@
 package heartbeat
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/netip"
 	"time"
 
 	"github.com/switchboardhq/switchboard/egress"
 )
 
-// This file adapts the shared egress client to cron webhook delivery. The
-// URL comes from a user or a model, so it goes through egress, which applies
-// the address policy to what is actually dialled (reliability-security.md
-// §1.2.E); only the webhook defaults and the error prefix are heartbeat's.
+// Cron webhook URLs come from a user or a model, so deliveries go through
+// the egress client, which applies the address policy to what is actually
+// dialled (reliability-security.md §1.2.E). Only the defaults below are
+// the webhook's own.
 
-// Webhook defaults; WebhookOptions documents where each applies.
+// Webhook defaults NewWebhookClient applies to zero options.
 const (
 	DefaultWebhookTimeout          = 10 * time.Second
 	DefaultWebhookMaxResponseBytes = 64 << 10
 	DefaultWebhookUserAgent        = "Switchboard-Cron/1"
+	DefaultWebhookRedirects        = 3
 )
 
-// maxWebhookRedirects is how many redirects a delivery follows; each hop is
-// checked like the first request.
-const maxWebhookRedirects = 3
-
-// WebhookStatusError is a webhook answered with a status outside 2xx.
-type WebhookStatusError = egress.StatusError
-
-// WebhookOptions configure a WebhookPoster; the fields are egress.Options'
-// with webhook defaults.
-type WebhookOptions struct {
-	// Timeout bounds a whole delivery; zero means DefaultWebhookTimeout.
-	Timeout time.Duration
-	// MaxResponseBytes is how much of a response body is read (and
-	// discarded); zero means DefaultWebhookMaxResponseBytes.
-	MaxResponseBytes int64
-	// AllowPrivate lets deliveries reach loopback and private networks,
-	// for tests; see egress.Options.AllowPrivate.
-	AllowPrivate bool
-	// Resolver looks up host names; nil means net.DefaultResolver.
-	Resolver interface {
-		LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
-	}
-	// UserAgent is sent with every request; zero means
-	// DefaultWebhookUserAgent.
-	UserAgent string
-	// AllowAddr, when set, replaces the address policy; see
-	// egress.Options.AllowAddr.
-	AllowAddr func(netip.AddrPort) bool
-}
-
-// WebhookPoster posts JSON to webhook URLs through an egress.Client. It is
-// safe for concurrent use.
-type WebhookPoster struct {
-	client *egress.Client
-}
-
-// NewWebhookPoster returns a poster configured by o.
-func NewWebhookPoster(o WebhookOptions) *WebhookPoster {
+// NewWebhookClient returns the egress client cron webhooks are posted
+// with: o with the webhook defaults for its zero timeout, response cap,
+// user agent and redirect limit.
+func NewWebhookClient(o egress.Options) *egress.Client {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultWebhookTimeout
 	}
@@ -69,28 +32,8 @@ func NewWebhookPoster(o WebhookOptions) *WebhookPoster {
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultWebhookUserAgent
 	}
-	return &WebhookPoster{client: egress.New(egress.Options{
-		Timeout:          o.Timeout,
-		MaxResponseBytes: o.MaxResponseBytes,
-		AllowPrivate:     o.AllowPrivate,
-		Resolver:         o.Resolver,
-		UserAgent:        o.UserAgent,
-		AllowAddr:        o.AllowAddr,
-		MaxRedirects:     maxWebhookRedirects,
-	})}
-}
-
-// CheckWebhookURL validates a webhook URL before a job is saved; see
-// egress.CheckURL.
-func CheckWebhookURL(raw string) error { return egress.CheckURL(raw) }
-
-// Post sends body, which must already be JSON, to rawURL with egress's
-// PostJSON: a refused address wraps egress.ErrBlockedAddress, a status
-// outside 2xx is a *WebhookStatusError, and errors name the target by
-// scheme and host only.
-func (p *WebhookPoster) Post(ctx context.Context, rawURL string, body []byte) error {
-	if err := p.client.PostJSON(ctx, rawURL, body); err != nil {
-		return fmt.Errorf("webhook: %w", err)
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = DefaultWebhookRedirects
 	}
-	return nil
+	return egress.New(o)
 }
