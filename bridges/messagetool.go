@@ -66,6 +66,9 @@ func (t *MessageTool) Execute(ctx context.Context, call tools.Call, _ func(tools
 			return tools.Result{}, err
 		}
 		route = r
+		if !call.SenderIsOwner && (route.Channel != call.Route.Channel || route.To != call.Route.To) {
+			return tools.Result{}, tools.Blocked("only the bot's owner (commands.ownerAllowFrom) can send to another chat; omit to to send to this one")
+		}
 	}
 	if route.Channel == "" || route.To == "" {
 		return tools.Result{}, errors.New("to is required: this conversation has no chat to send to")

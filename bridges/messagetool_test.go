@@ -31,7 +31,7 @@ func TestMessageTool(t *testing.T) {
 	tool := &bridges.MessageTool{Deliverer: rec}
 	here := core.Route{Channel: "slack", To: "C1"}
 	call := func(args map[string]any) (tools.Result, error) {
-		return tool.Execute(context.Background(), tools.Call{ID: "call_1", Name: "message", Args: args, SessionKey: "agent:main:main", Route: here}, nil)
+		return tool.Execute(context.Background(), tools.Call{ID: "call_1", Name: "message", Args: args, SessionKey: "agent:main:main", Route: here, SenderIsOwner: true}, nil)
 	}
 	res, err := call(map[string]any{"to": "telegram:-1001:topic:7", "text": "**deploy done**"})
 	if err != nil || !strings.Contains(res.Content.Text(), "telegram:-1001") {
@@ -66,5 +66,30 @@ func TestMessageTool(t *testing.T) {
 	noRoute := &bridges.MessageTool{Deliverer: rec}
 	if _, err := noRoute.Execute(context.Background(), tools.Call{Args: map[string]any{"text": "x"}}, nil); err == nil || !strings.Contains(err.Error(), "to is required") {
 		t.Errorf("no chat: %v", err)
+	}
+}
+
+// TestMessageToolNonOwner: a sender outside commands.ownerAllowFrom may
+// send to the chat they are in, and nowhere else.
+func TestMessageToolNonOwner(t *testing.T) {
+	rec := &sent{}
+	tool := &bridges.MessageTool{Deliverer: rec}
+	here := core.Route{Channel: "telegram", To: "-100"}
+	call := func(args map[string]any) (tools.Result, error) {
+		return tool.Execute(context.Background(), tools.Call{ID: "c", Name: "message", Args: args, SessionKey: "agent:main:telegram:group:-100", Route: here}, nil)
+	}
+	_, err := call(map[string]any{"to": "telegram:42", "text": "hi owner"})
+	var blocked *tools.BlockedError
+	if !errors.As(err, &blocked) || !strings.Contains(err.Error(), "only the bot's owner") {
+		t.Fatalf("to another chat: %v", err)
+	}
+	if _, err := call(map[string]any{"text": "here"}); err != nil {
+		t.Fatalf("to this chat: %v", err)
+	}
+	if _, err := call(map[string]any{"to": "telegram:-100", "text": "named"}); err != nil {
+		t.Fatalf("to this chat by name: %v", err)
+	}
+	if len(rec.got) != 2 {
+		t.Fatalf("deliveries = %+v", rec.got)
 	}
 }

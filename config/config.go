@@ -39,6 +39,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/llm"
+	"github.com/switchboardhq/switchboard/core/tools"
+	"github.com/switchboardhq/switchboard/core/tools/exectool"
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
@@ -67,6 +69,64 @@ type Config struct {
 	// Cron holds scheduled jobs: reminders, reports, anything that should
 	// run on a schedule. Jobs can also be added at runtime.
 	Cron heartbeat.CronConfig `json:"cron"`
+	// Tools decides which tools the agent has and where it may use them,
+	// and configures exec (off by default).
+	Tools ToolsConfig `json:"tools"`
+	// Commands holds who counts as the bot's owner.
+	Commands CommandsConfig `json:"commands"`
+}
+
+// ToolsConfig is the `tools:` section. Tool names: message, cron,
+// sessions_list, sessions_history, web_fetch, read, write, edit, ls, exec,
+// process; groups: group:fs (read, write, edit, ls), group:runtime (exec,
+// process), group:web, group:sessions, group:messaging, group:automation.
+type ToolsConfig struct {
+	// Allow, when set, is the only tools the agent has (names or groups);
+	// the others are not offered to the model at all.
+	Allow []string `json:"allow,omitempty"`
+	// Deny removes tools from the agent (names or groups), e.g.
+	// [web_fetch] to keep it off the network.
+	Deny []string `json:"deny,omitempty"`
+	// Policies are before_tool_call rules: per agent, channel and chat
+	// type, which tools may run. A blocked call returns {"status":
+	// "blocked", "tool": ..., "reason": "Tool blocked by policy: ..."} to
+	// the model. Every matching rule applies.
+	Policies []tools.PolicyRule `json:"policies,omitempty"`
+	// Exec configures the exec and process tools: off unless enabled,
+	// owner-only, and every command approved by an operator.
+	Exec exectool.Config `json:"exec"`
+}
+
+// Validate checks the tool names.
+func (t ToolsConfig) Validate() error {
+	if _, err := tools.ExpandNames(t.Allow); err != nil {
+		return core.FieldErrorf("allow", err.Error())
+	}
+	if _, err := tools.ExpandNames(t.Deny); err != nil {
+		return core.FieldErrorf("deny", err.Error())
+	}
+	return nil
+}
+
+// CommandsConfig is the `commands:` section.
+type CommandsConfig struct {
+	// OwnerAllowFrom lists the bot's owners as "<channel>:<sender id>"
+	// ("telegram:123456789", "slack:U0123ABC", "discord:80351110224678912",
+	// "whatsapp:+15551234567"), or "*" for everyone. Only owners' messages
+	// may use the owner-only tools: write, edit, exec, process, cron,
+	// sessions_list, sessions_history, and message to a chat other than the
+	// current one.
+	// Heartbeats, cron jobs and messages sent through the gateway count as
+	// the owner's. Default none.
+	OwnerAllowFrom []string `json:"ownerAllowFrom,omitempty"`
+}
+
+// Validate checks the owner entries.
+func (c CommandsConfig) Validate() error {
+	if _, err := tools.NewOwners(c.OwnerAllowFrom); err != nil {
+		return core.FieldErrorf("ownerAllowFrom", err.Error())
+	}
+	return nil
 }
 
 // ChannelsConfig is the `channels:` section: one entry per chat platform.
@@ -125,6 +185,7 @@ func Default() Config {
 		Session:  core.DefaultSessionConfig(),
 		Messages: MessagesConfig{Queue: queue.DefaultConfig(), AckReaction: "👀"},
 		Cron:     heartbeat.DefaultCronConfig(),
+		Tools:    ToolsConfig{Exec: exectool.DefaultConfig()},
 	}
 }
 

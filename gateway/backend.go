@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/tools/exectool"
 	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
@@ -50,6 +51,9 @@ type Backend struct {
 	// Cron is the cron service (cron.*); nil makes those answer
 	// UNAVAILABLE.
 	Cron *heartbeat.Cron
+	// Approvals holds the pending exec approval requests
+	// (exec.approval.*); nil makes those answer UNAVAILABLE.
+	Approvals *exectool.Approvals
 	// Agents lists the configured agents; empty means the default agent.
 	Agents []AgentInfo
 	// Models lists the configured models (models.list).

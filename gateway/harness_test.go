@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
 	"github.com/switchboardhq/switchboard/core/tools"
+	"github.com/switchboardhq/switchboard/core/tools/exectool"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/gateway/auth"
 	"github.com/switchboardhq/switchboard/gateway/client"
@@ -32,20 +33,21 @@ import (
 // rig is a gateway with the real store, dispatcher and agent runner behind
 // it; the model is a scripted provider.
 type rig struct {
-	t        *testing.T
-	dir      string
-	token    string
-	clock    *fakeClock
-	st       *store.SQLite
-	provider *llmtest.ScriptedProvider
-	runner   *agent.Runner
-	disp     *queue.Dispatcher
-	hb       *heartbeat.Runner
-	cron     *heartbeat.Cron
-	gw       *Server
-	url      string
-	logs     *logBuffer
-	secrets  []string // must never appear in a log line
+	t         *testing.T
+	dir       string
+	token     string
+	clock     *fakeClock
+	st        *store.SQLite
+	provider  *llmtest.ScriptedProvider
+	runner    *agent.Runner
+	disp      *queue.Dispatcher
+	hb        *heartbeat.Runner
+	cron      *heartbeat.Cron
+	approvals *exectool.Approvals
+	gw        *Server
+	url       string
+	logs      *logBuffer
+	secrets   []string // must never appear in a log line
 }
 
 type rigOptions struct {
@@ -57,6 +59,8 @@ type rigOptions struct {
 	heartbeat *core.HeartbeatConfig
 	// cron attaches the cron service.
 	cron bool
+	// approvals attaches an exec approval queue.
+	approvals bool
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -129,6 +133,10 @@ func newRig(t *testing.T, o rigOptions) *rig {
 			t.Fatal(err)
 		}
 		b.Cron = r.cron
+	}
+	if o.approvals {
+		r.approvals = &exectool.Approvals{OnEvent: r.gw.PublishApproval}
+		b.Approvals = r.approvals
 	}
 	r.gw.Attach(b)
 	if err := r.disp.Start(ctx); err != nil {

@@ -70,6 +70,9 @@ func (s *Server) registry() map[string]method {
 	m["cron.remove"] = method{s.mCronRemove, true}
 	m["cron.run"] = method{s.mCronRun, true}
 	m["cron.runs"] = method{s.mCronRuns, true}
+	m["exec.approval.list"] = method{s.mApprovalList, true}
+	m["exec.approval.get"] = method{s.mApprovalGet, true}
+	m["exec.approval.resolve"] = method{s.mApprovalResolve, true}
 	return m
 }
 

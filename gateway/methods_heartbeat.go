@@ -54,11 +54,15 @@ func (s *Server) PublishHeartbeat(ev heartbeat.Event) { s.publish("heartbeat", e
 func (s *Server) PublishCron(ev heartbeat.CronEvent) { s.publish("cron", ev) }
 
 // publish broadcasts one droppable event.
-func (s *Server) publish(name string, payload any) {
+func (s *Server) publish(name string, payload any) { s.publishEvent(name, payload, true) }
+
+// publishEvent broadcasts one event to the clients protocol.EventAllowed
+// lets see it.
+func (s *Server) publishEvent(name string, payload any, dropIfSlow bool) {
 	b, err := json.Marshal(payload)
 	if err != nil {
 		s.log.Error("event payload not encodable", "event", name, "err", err)
 		return
 	}
-	s.hub.broadcast(outEvent{name: name, payload: func(int) []byte { return b }, dropIfSlow: true})
+	s.hub.broadcast(outEvent{name: name, payload: func(int) []byte { return b }, dropIfSlow: dropIfSlow})
 }

@@ -51,7 +51,7 @@ func TestEveryMethodChecksItsScope(t *testing.T) {
 	o3.MaxProtocol = 3
 	v3 := r.dial(o3)
 	holders := map[string]*client.Client{}
-	for _, sc := range []string{protocol.ScopeRead, protocol.ScopeWrite, protocol.ScopeAdmin, protocol.ScopePairing} {
+	for _, sc := range []string{protocol.ScopeRead, protocol.ScopeWrite, protocol.ScopeAdmin, protocol.ScopePairing, protocol.ScopeApprovals} {
 		holders[sc] = r.dial(r.opts(sc))
 	}
 	for _, name := range methodNames(r.gw) {

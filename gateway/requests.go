@@ -38,6 +38,7 @@ var advertisedEvents = []string{
 	protocol.EventConnectChallenge, "agent", "chat", "sessions.changed",
 	protocol.EventPresence, protocol.EventTick, protocol.EventShutdown, protocol.EventHealth,
 	"device.pair.requested", "device.pair.resolved", "heartbeat", "cron",
+	"exec.approval.requested", "exec.approval.resolved",
 }
 
 // advertisedMethods lists the methods hello-ok announces, sorted.

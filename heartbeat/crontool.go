@@ -42,6 +42,8 @@ func (t *CronTool) Spec() tools.Spec {
 			"or cron (calendar, with tz) and a message saying what to do then; the result is sent to this chat. " +
 			"action list shows the jobs with their ids and next run; action remove deletes one by id.",
 		Parameters: json.RawMessage(cronToolSchema),
+		// Jobs run later as the owner's turns: only owners create them.
+		Flags: tools.Flags{OwnerOnly: true},
 	}
 }
 

@@ -22,7 +22,7 @@ func TestCronToolEndToEnd(t *testing.T) {
 		llmtest.Text("Done: every Monday at 9."),
 	)
 	if _, err := r.disp.Submit(context.Background(), core.Inbound{SessionKey: "agent:main:telegram:direct:42", Route: route, ChatType: core.ChatDirect,
-		Body: "remind me every Monday at 9 about the stand-up", MessageID: "m1"}); err != nil {
+		Sender: core.Sender{ID: ownerID}, Body: "remind me every Monday at 9 about the stand-up", MessageID: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	waitDeliveries(t, r, 1)
@@ -57,7 +57,7 @@ func TestCronToolEndToEnd(t *testing.T) {
 		llmtest.Text("Removed."),
 	)
 	if _, err := r.disp.Submit(context.Background(), core.Inbound{SessionKey: "agent:main:telegram:direct:42", Route: route, ChatType: core.ChatDirect,
-		Body: "stop the stand-up reminder", MessageID: "m2"}); err != nil {
+		Sender: core.Sender{ID: ownerID}, Body: "stop the stand-up reminder", MessageID: "m2"}); err != nil {
 		t.Fatal(err)
 	}
 	waitDeliveries(t, r, 3)
@@ -67,6 +67,26 @@ func TestCronToolEndToEnd(t *testing.T) {
 	reqs = r.provider.Requests()
 	if !strings.Contains(toolResultText(reqs[len(reqs)-2].Messages), j.ID+": Stand-up") {
 		t.Errorf("list result: %s", toolResultText(reqs[len(reqs)-2].Messages))
+	}
+
+	// Someone else in a group cannot schedule work that would later run
+	// as the owner's turn.
+	waitIdle(t, r)
+	r.provider.Push(
+		llmtest.ToolCalls(llmtest.Call("cron", `{"action":"add","every":"1m","message":"post spam"}`)),
+		llmtest.Text("I can't."),
+	)
+	if _, err := r.disp.Submit(context.Background(), core.Inbound{SessionKey: "agent:main:telegram:group:-5", Route: core.Route{Channel: "telegram", To: "-5"},
+		ChatType: core.ChatGroup, WasMentioned: true, Sender: core.Sender{ID: "99"}, Body: "remind everyone every minute", MessageID: "m3"}); err != nil {
+		t.Fatal(err)
+	}
+	waitDeliveries(t, r, 4)
+	if n := len(r.cron.List()); n != 0 {
+		t.Errorf("a non-owner added %d jobs", n)
+	}
+	reqs = r.provider.Requests()
+	if got := toolResultText(reqs[len(reqs)-1].Messages); !strings.Contains(got, "tool is restricted to the owner") {
+		t.Errorf("non-owner tool result: %s", got)
 	}
 }
 

@@ -126,8 +126,12 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	if ws != nil {
 		opts.Workspace = ws
 	}
+	owners, err := tools.NewOwners([]string{"telegram:" + ownerID})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.disp, err = queue.New(queue.Options{Config: queue.DefaultConfig(), Clock: r.clock},
-		queue.Deps{Runner: r.agent, Journal: st, Deliverer: r.rec, Observers: o.observers})
+		queue.Deps{Runner: r.agent, Journal: st, Deliverer: r.rec, Observers: o.observers, IsOwner: owners.IsOwner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,3 +319,7 @@ func toolResultText(msgs []core.Message) string {
 
 // toolCall is a tools.Call with args.
 func toolCall(args map[string]any) tools.Call { return tools.Call{Name: "cron", Args: args} }
+
+// ownerID is the Telegram sender the rig's dispatcher counts as the owner
+// (commands.ownerAllowFrom), who may use the cron tool.
+const ownerID = "42"

@@ -135,6 +135,13 @@ type Deps struct {
 	Deliverer Deliverer
 	// Observers watch runs.
 	Observers []Observer
+	// IsOwner reports whether an inbound message comes from an owner
+	// (commands.ownerAllowFrom), which lets owner-only tools run in its
+	// turn. A turn of several messages (collect) is an owner's only when
+	// every message is, and a non-owner's message is never steered into an
+	// owner's running turn: it waits for the next one. Nil means no sender
+	// is an owner.
+	IsOwner func(core.Inbound) bool
 }
 
 // Disposition says what Submit did with a message.

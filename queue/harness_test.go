@@ -164,6 +164,7 @@ type harnessOptions struct {
 	dir           string
 	noStart       bool
 	observers     []Observer
+	isOwner       func(core.Inbound) bool
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -204,7 +205,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if qc.Mode == "" {
 		qc = mergeConfig(DefaultConfig(), qc)
 	}
-	h.d, err = New(Options{Config: qc, Clock: h.clock, Lanes: o.lanes}, Deps{Runner: h.runner, Journal: st, Deliverer: h.rec, Observers: o.observers})
+	h.d, err = New(Options{Config: qc, Clock: h.clock, Lanes: o.lanes}, Deps{Runner: h.runner, Journal: st, Deliverer: h.rec, Observers: o.observers, IsOwner: o.isOwner})
 	if err != nil {
 		t.Fatal(err)
 	}

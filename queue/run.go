@@ -118,6 +118,12 @@ func (d *Dispatcher) startRunLocked(s *session, items []*item, ov *overflowState
 		r.turn.Inbound.Body = ""
 		r.turn.Prompt = CollectPrompt(bodies, r.overflow.promptOverflow())
 	}
+	r.turn.SenderIsOwner = len(items) > 0
+	for _, it := range items {
+		if !d.isOwner(it.rec.Inbound) {
+			r.turn.SenderIsOwner = false
+		}
+	}
 	if r.id == "" {
 		r.id = d.newID()
 	}
@@ -423,4 +429,9 @@ func mergeByID(a, b []*item) []*item {
 		return 0
 	})
 	return out
+}
+
+// isOwner applies Deps.IsOwner.
+func (d *Dispatcher) isOwner(in core.Inbound) bool {
+	return d.deps.IsOwner != nil && d.deps.IsOwner(in)
 }

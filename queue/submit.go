@@ -133,7 +133,9 @@ func (d *Dispatcher) accept(it *item, fresh bool) Receipt {
 	case mode == ModeSteer || mode == ModeSteerBacklog:
 		active := s.active
 		in := it.rec.Inbound
-		if d.deps.Runner.Steer(key, &in) {
+		// A non-owner's words never join an owner's turn, whose tools
+		// they could then steer.
+		if (!active.turn.SenderIsOwner || d.isOwner(in)) && d.deps.Runner.Steer(key, &in) {
 			active.steered = append(active.steered, steeredItem{in: &in, it: it})
 			if mode == ModeSteerBacklog {
 				// Steer now and also answer it as a followup; OpenClaw's

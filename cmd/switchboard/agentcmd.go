@@ -39,7 +39,7 @@ prompt it received.`,
 				fmt.Fprintln(c.stderr, "switchboard agent: --message is required, e.g. switchboard agent -m \"hello\"")
 				return exitUsage
 			}
-			cfg, _, code := c.loadConfig(g.config)
+			cfg, configPath, code := c.loadConfig(g.config)
 			if cfg == nil {
 				return code
 			}
@@ -55,12 +55,13 @@ prompt it received.`,
 				return exitFailure
 			}
 			defer st.Close()
-			runner, err := newRunner(cfg, stateDir, c.home, st, log)
+			runner, closeTools, err := newRunner(cfg, st, log, runnerOptions{stateDir: stateDir, home: c.home, configPath: configPath})
 			if err != nil {
 				fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
 				return exitUsage
 			}
 			defer runner.Close()
+			defer closeTools()
 
 			ctx, stop := c.cancelOnSignal(ctx)
 			defer stop()
@@ -72,7 +73,7 @@ prompt it received.`,
 				Body:       message,
 				Timestamp:  time.Now().UnixMilli(),
 			}
-			res, err := runner.Run(ctx, agent.Turn{Inbound: in})
+			res, err := runner.Run(ctx, agent.Turn{Inbound: in, SenderIsOwner: true})
 			if err != nil {
 				fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
 				return exitFailure

@@ -16,6 +16,8 @@ import (
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
+	"github.com/switchboardhq/switchboard/core/tools"
+	"github.com/switchboardhq/switchboard/core/tools/exectool"
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
@@ -135,20 +137,40 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	var hb *heartbeat.Runner
 	var crons *heartbeat.Cron
 	cronTool := &heartbeat.CronTool{}
+	var approvals *exectool.Approvals
+	closeTools := func() error { return nil }
 	d.add("dispatcher",
 		func(ctx context.Context) (err error) {
 			// Set before the dispatcher can deliver anything: the router is
 			// read concurrently from then on.
 			bs.router.Ledger = st
-			runner, err = newRunner(cfg, w.stateDir, w.home, st, log, cronTool, &bridges.MessageTool{Deliverer: deliver})
+			if cfg.Tools.Exec.Enabled {
+				approvals = &exectool.Approvals{
+					Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSec) * time.Second,
+					OnEvent: gw.PublishApproval,
+				}
+			}
+			runner, closeTools, err = newRunner(cfg, st, log, runnerOptions{
+				stateDir: w.stateDir, home: w.home, configPath: w.configPath, approvals: approvals,
+				extra: []tools.Tool{cronTool, &bridges.MessageTool{Deliverer: deliver}},
+			})
 			if err != nil {
 				return err
+			}
+			owners, err := tools.NewOwners(cfg.Commands.OwnerAllowFrom)
+			if err != nil {
+				return fmt.Errorf("commands.ownerAllowFrom%w", err)
+			}
+			if len(cfg.Commands.OwnerAllowFrom) == 0 {
+				log.Info("no owner configured (commands.ownerAllowFrom): write, edit, cron, sessions_list, sessions_history and exec " +
+					"run only in heartbeats, cron jobs and gateway turns")
 			}
 			disp, err = queue.New(queue.Options{
 				Config: cfg.Messages.Queue,
 				Lanes:  map[string]int{queue.LaneMain: cfg.Agents.Defaults.MaxConcurrent, queue.LaneCron: max(cfg.Cron.MaxConcurrentRuns, 1)},
 				Logger: log.With("component", "queue"),
 			}, queue.Deps{
+				IsOwner:   owners.IsOwner,
 				Runner:    runner,
 				Journal:   st,
 				Deliverer: deliver,
@@ -182,6 +204,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			}
 			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
 			backend.Heartbeat, backend.Cron = hb, crons
+			backend.Approvals = approvals
 			backend.Channels = bs.statuses
 			backend.Logout = bs.logout
 			backend.LoginStart, backend.LoginWait = bs.loginStart, bs.loginWait
@@ -204,6 +227,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			err := disp.Stop(ctx)
 			bs.typing.Close()
 			runner.Close()
+			closeTools()
 			return err
 		},
 	)

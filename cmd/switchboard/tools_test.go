@@ -41,6 +41,8 @@ agents:
     model: {primary: fake/scripted}
 messages:
   queue: {debounceMs: 0}
+commands:
+  ownerAllowFrom: ["telegram:42"]
 channels:
   telegram:
     enabled: true

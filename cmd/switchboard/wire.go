@@ -11,55 +11,54 @@ import (
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/tools"
-	"github.com/switchboardhq/switchboard/egress"
+	"github.com/switchboardhq/switchboard/core/tools/exectool"
 	"github.com/switchboardhq/switchboard/heartbeat"
 )
 
+// runnerOptions is what newRunner needs besides the configuration.
+type runnerOptions struct {
+	stateDir, home, configPath string
+	// approvals receives exec's approval requests; nil refuses every
+	// command that needs one.
+	approvals *exectool.Approvals
+	// extra tools (the cron and message tools) join the built-in ones.
+	extra []tools.Tool
+}
+
 // newRunner builds the agent runner from the configuration: the model
-// router, the tool executor and the workspace. sessions is the sessions
-// index (the state store); extra tools (the cron tool) join the built-in
-// ones.
-func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionIndex, log *slog.Logger, extra ...tools.Tool) (*agent.Runner, error) {
+// router, the tools (tools.allow/deny, tools.policies, tools.exec) and the
+// workspace. sessions is the sessions index (the state store). The
+// returned func stops what the tools left running (exec's background
+// commands).
+func newRunner(cfg *config.Config, sessions core.SessionIndex, log *slog.Logger, o runnerOptions) (*agent.Runner, func() error, error) {
 	router, err := llm.NewRouter(cfg.Models, llm.RouterOptions{Logger: log.With("component", "llm")})
 	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
+		return nil, nil, fmt.Errorf("models: %w", err)
 	}
-	workspace, err := cfg.ResolveWorkspace(stateDir, home)
+	workspace, err := cfg.ResolveWorkspace(o.stateDir, o.home)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(workspace, 0o700); err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
+		return nil, nil, fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	if err := checkWorkspace(workspace, o.stateDir, o.configPath); err != nil {
+		return nil, nil, err
 	}
 	d := cfg.Agents.Defaults
 	hbCfg := agentHeartbeat(cfg)
 	hbEvery, _ := hbCfg.Interval()
 	loc, err := userLocation(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	registry := tools.NewRegistry()
-	registry.MustRegister(&tools.SessionsList{Sessions: sessions})
-	history := &tools.SessionsHistory{} // reads through the runner, set below
-	registry.MustRegister(history)
-	// Model-chosen URLs go through the egress client only: public
-	// addresses, checked at dial time on every redirect.
-	registry.MustRegister(&tools.WebFetch{Client: egress.New(egress.Options{})})
-	// read, write, edit, ls: inside the workspace only, through one os.Root
-	// (it stays open for the life of the process).
-	jail, err := tools.OpenJail(workspace)
+	exec, history, closeTools, err := newTools(cfg, workspace, sessions, o.approvals, log, o.extra)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
-	}
-	for _, t := range tools.FileTools(jail) {
-		registry.MustRegister(t)
-	}
-	for _, t := range extra {
-		registry.MustRegister(t)
+		return nil, nil, err
 	}
 	r, err := agent.New(agent.Config{
 		Model:     d.Model,
-		StateDir:  stateDir,
+		StateDir:  o.stateDir,
 		Workspace: os.DirFS(workspace),
 		Timeout:   secondsDuration(d.TimeoutSeconds),
 		Location:  loc,
@@ -68,15 +67,16 @@ func newRunner(cfg *config.Config, stateDir, home string, sessions core.SessionI
 		},
 	}, agent.Deps{
 		Models:   router,
-		Tools:    &tools.Executor{Registry: registry, Logger: log.With("component", "tools")},
+		Tools:    exec,
 		Sessions: sessions,
 		Logger:   log.With("component", "agent"),
 	})
 	if err != nil {
-		return nil, err
+		closeTools()
+		return nil, nil, err
 	}
 	history.Sessions = r
-	return r, nil
+	return r, closeTools, nil
 }
 
 func secondsDuration(s int) time.Duration { return time.Duration(s) * time.Second }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
 	"github.com/switchboardhq/switchboard/core/tools"
 )
@@ -44,7 +45,7 @@ func TestFileToolsEndToEnd(t *testing.T) {
 			llmtest.Text("Your list is updated."),
 		},
 	})
-	res := h.run(dm("add oat milk to my list"), nil)
+	res := h.runTurn(agent.Turn{Inbound: dm("add oat milk to my list"), SenderIsOwner: true}, nil)
 	if len(res.Replies) != 1 || res.Replies[0].Text != "Your list is updated." {
 		t.Fatalf("replies = %+v", res.Replies)
 	}

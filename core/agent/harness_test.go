@@ -158,7 +158,12 @@ func dm(body string) core.Inbound {
 
 func (h *harness) run(in core.Inbound, rec *recorder) *agent.Result {
 	h.t.Helper()
-	turn := agent.Turn{Inbound: in}
+	return h.runTurn(agent.Turn{Inbound: in}, rec)
+}
+
+// runTurn runs turn (with rec's sink, if any) and fails the test on error.
+func (h *harness) runTurn(turn agent.Turn, rec *recorder) *agent.Result {
+	h.t.Helper()
 	if rec != nil {
 		turn.Sink = rec.sink
 	}

@@ -470,7 +470,7 @@ func (tr *turnRun) runTools(ctx context.Context, calls []*core.ToolCall) []*core
 		tcs[i] = tools.Call{
 			ID: c.ID, Name: c.Name, Args: c.Arguments,
 			AgentID: tr.cfg.AgentID, SessionKey: tr.t.Inbound.SessionKey, Route: tr.t.Inbound.Route,
-			SenderIsOwner: tr.t.SenderIsOwner,
+			ChatType: tr.t.Inbound.ChatType, SenderIsOwner: tr.t.SenderIsOwner,
 		}
 	}
 	var results []*core.ToolResultMessage

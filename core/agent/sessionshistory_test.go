@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
 	"github.com/switchboardhq/switchboard/core/tools"
 )
@@ -23,7 +24,7 @@ func TestSessionsHistoryToolEndToEnd(t *testing.T) {
 	h.run(dm("the launch is on Friday"), nil)
 	other := core.Inbound{SessionKey: "agent:main:slack:channel:c1", Route: core.Route{Channel: "slack", To: "C1"}, ChatType: core.ChatGroup,
 		Body: "what did Ada say?", MessageID: "s1", WasMentioned: true}
-	res := h.run(other, nil)
+	res := h.runTurn(agent.Turn{Inbound: other, SenderIsOwner: true}, nil)
 	if got := res.Replies[0].Text; got != "Ada said the launch is on Friday." {
 		t.Fatalf("reply = %q", got)
 	}

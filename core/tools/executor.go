@@ -226,6 +226,11 @@ func (e *Executor) execute(ctx context.Context, ent *entry, call Call, eventArgs
 	if len(partial.Content) == 0 && hasLast {
 		partial = last
 	}
+	if reason, ok := asBlocked(err); ok && ctx.Err() == nil {
+		out := blocked(call.Name, reason)
+		out.err = err
+		return out
+	}
 	var msg string
 	switch {
 	case errors.Is(err, ErrPanic):

@@ -227,7 +227,9 @@ func (t *writeTool) Spec() Spec {
 			// content is checked in Execute: the executor counts "" as
 			// missing, and an empty file is a fair thing to write.
 			`"required":["path"]}`),
-		Flags: Flags{WorkspaceOnly: true},
+		// Workspace files (SOUL.md, AGENTS.md, HEARTBEAT.md) feed the
+		// system prompt and heartbeats: only the owner writes them.
+		Flags: Flags{WorkspaceOnly: true, OwnerOnly: true},
 	}
 }
 
@@ -270,7 +272,7 @@ func (t *editTool) Spec() Spec {
 			`"new_string":{"type":"string","description":"The text to put in its place; may be empty."},` +
 			`"replace_all":{"type":"boolean","description":"Replace every occurrence instead of requiring exactly one. Default false."}},` +
 			`"required":["path","old_string"]}`),
-		Flags: Flags{WorkspaceOnly: true},
+		Flags: Flags{WorkspaceOnly: true, OwnerOnly: true},
 	}
 }
 

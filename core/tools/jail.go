@@ -102,6 +102,10 @@ func (j *Jail) Close() error { return j.root.Close() }
 // Dir returns the workspace's absolute path.
 func (j *Jail) Dir() string { return j.dir }
 
+// RealDir returns the workspace's absolute path with symlinks resolved,
+// the prefix every real path inside it has.
+func (j *Jail) RealDir() string { return j.real }
+
 // Clean validates a model-supplied path and returns its root-relative,
 // slash-separated, lexically clean form ("." for the workspace itself), or
 // a *JailError naming the rule it broke. It refuses empty paths, NUL bytes,

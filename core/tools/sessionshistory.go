@@ -49,6 +49,7 @@ func (t *SessionsHistory) Spec() Spec {
 		Description: "Read the recent messages of one of your other conversations (find its key with sessions_list): " +
 			"who said what, oldest first, with tool calls summarized.",
 		Parameters: json.RawMessage(sessionsHistorySchema),
+		Flags:      Flags{OwnerOnly: true},
 	}
 }
 

@@ -105,6 +105,8 @@ func (t *SessionsList) Spec() Spec {
 			"Narrow the list with search (text in the key or label) or activeMinutes; at most " +
 			strconv.Itoa(SessionsListMaxLimit) + " per call.",
 		Parameters: json.RawMessage(sessionsListSchema),
+		// Other people's conversations are the owner's to read.
+		Flags: Flags{OwnerOnly: true},
 	}
 }
 

@@ -309,7 +309,12 @@ func TestSessionsListThroughExecutor(t *testing.T) {
 	}
 
 	// snake_case arguments are respelled to the schema's camelCase.
-	msg := ex.Run(t.Context(), tools.Call{ID: "c1", Name: "sessions_list", AgentID: "main",
+	// Only the owner may list conversations.
+	if msg := ex.Run(t.Context(), tools.Call{ID: "c0", Name: "sessions_list", AgentID: "main"}, nil); !msg.IsError ||
+		!strings.Contains(msg.Content.Text(), tools.OwnerOnlyReason) {
+		t.Fatalf("a non-owner listed sessions: %s", msgJSON(t, msg))
+	}
+	msg := ex.Run(t.Context(), tools.Call{ID: "c1", Name: "sessions_list", AgentID: "main", SenderIsOwner: true,
 		Args: map[string]any{"active_minutes": 5.0, "limit": 10.0}}, nil)
 	if msg.IsError {
 		t.Fatalf("call failed: %s", msgJSON(t, msg))
@@ -323,7 +328,7 @@ func TestSessionsListThroughExecutor(t *testing.T) {
 		t.Errorf("details list %v, want one session", keys)
 	}
 
-	msg = ex.Run(context.Background(), tools.Call{ID: "c2", Name: "sessions_list", AgentID: "main",
+	msg = ex.Run(context.Background(), tools.Call{ID: "c2", Name: "sessions_list", AgentID: "main", SenderIsOwner: true,
 		Args: map[string]any{"limit": 100.0}}, nil)
 	wantErr := `{"status":"error","tool":"sessions_list","error":"limit must be an integer from 1 to 50; got 100"}`
 	if got := msgJSON(t, msg); got != resultLine("c2", "sessions_list", text(wantErr), true) {

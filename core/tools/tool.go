@@ -75,6 +75,9 @@ type Call struct {
 	// Route is where the turn's inbound came from, for tools that reply
 	// there.
 	Route core.Route
+	// ChatType is the kind of chat the turn's inbound came from (direct,
+	// group, channel); zero for turns no chat started (heartbeat, cron).
+	ChatType core.ChatType
 	// SenderIsOwner reports that the message that started the turn came from
 	// an owner; OwnerOnly tools refuse other senders.
 	SenderIsOwner bool

@@ -1,0 +1,342 @@
+package exectool
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/core/tools"
+)
+
+// Request is what the model asked exec to run.
+type Request struct {
+	// Argv is the program and its arguments, not interpreted by a shell.
+	Argv []string
+	// Command is a command line for the configured shell; exactly one of
+	// Argv and Command is set.
+	Command string
+	// Cwd is the working directory relative to the workspace; "" means the
+	// workspace.
+	Cwd string
+	// Env are variables to set on top of the base environment.
+	Env map[string]string
+}
+
+// Plan is exactly what will run. It is built from a Request and the
+// configuration, and the process is started from it alone.
+type Plan struct {
+	// Argv is the argument vector the program receives; Argv[0] is as the
+	// model wrote it (or the shell's path).
+	Argv []string
+	// Path is the executable's real absolute path.
+	Path string
+	// Cwd is the working directory's real absolute path.
+	Cwd string
+	// Env is the whole environment, sorted.
+	Env []string
+	// Shell reports a command line run through the configured shell.
+	Shell bool
+
+	// binID and cwdID identify the executable and the directory (device,
+	// inode; size and modification time for the executable).
+	binID, cwdID string
+}
+
+// Hash is the hex SHA-256 of the plan's canonical encoding: every field,
+// each length-prefixed, so two different plans never encode the same.
+// Approvals are bound to it.
+func (p *Plan) Hash() string {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	putList := func(l []string) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(l)))
+		h.Write(n[:])
+		for _, s := range l {
+			put(s)
+		}
+	}
+	put("switchboard-exec-plan-v1")
+	put(fmt.Sprint(p.Shell))
+	putList(p.Argv)
+	put(p.Path)
+	put(p.binID)
+	put(p.Cwd)
+	put(p.cwdID)
+	putList(p.Env)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Command is the whole argv as one shell-quoted line, never shortened: what
+// an approver is shown.
+func (p *Plan) Command() string {
+	parts := make([]string, len(p.Argv))
+	for i, a := range p.Argv {
+		parts[i] = shellQuote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// EnvKeys are the names of the plan's variables.
+func (p *Plan) EnvKeys() []string {
+	keys := make([]string, len(p.Env))
+	for i, kv := range p.Env {
+		keys[i], _, _ = strings.Cut(kv, "=")
+	}
+	return keys
+}
+
+// shellQuote quotes a for a POSIX shell when it needs it.
+func shellQuote(a string) string {
+	if a != "" && strings.IndexFunc(a, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '=' || r == ',' || r == '+' || r == '@' || r == '%' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+// ErrPlan is what every planning error matches with errors.Is.
+var ErrPlan = errors.New("exec: command refused")
+
+// planError is a refused request, worded for the model.
+type planError struct{ msg string }
+
+func (e *planError) Error() string        { return e.msg }
+func (e *planError) Is(target error) bool { return target == ErrPlan }
+
+func refuse(format string, args ...any) error {
+	return &planError{msg: fmt.Sprintf(format, args...)}
+}
+
+// planner turns requests into plans.
+type planner struct {
+	cfg       Config
+	jail      *tools.Jail
+	workspace string   // real path
+	baseEnv   []string // PATH, HOME, LANG and passEnv
+}
+
+func newPlanner(cfg Config, jail *tools.Jail, environ func(string) (string, bool)) *planner {
+	pl := &planner{cfg: cfg, jail: jail, workspace: jail.RealDir()}
+	pl.baseEnv = []string{"PATH=" + cfg.Path, "HOME=" + pl.workspace, "LANG=C.UTF-8"}
+	for _, name := range cfg.PassEnv {
+		if v, ok := environ(name); ok {
+			pl.baseEnv = append(pl.baseEnv, name+"="+v)
+		}
+	}
+	return pl
+}
+
+// plan builds the plan of req; the error matches ErrPlan and says what to
+// change.
+func (pl *planner) plan(req Request) (*Plan, error) {
+	p := &Plan{}
+	switch {
+	case len(req.Argv) > 0 && req.Command != "":
+		return nil, refuse("give argv or command, not both")
+	case req.Command != "":
+		if pl.cfg.Shell == "" {
+			return nil, refuse("command strings need a shell, and tools.exec.shell is not set; pass the program and its arguments as argv")
+		}
+		p.Shell = true
+		p.Argv = []string{pl.cfg.Shell, "-c", req.Command}
+	case len(req.Argv) == 0 || req.Argv[0] == "":
+		return nil, refuse("argv is empty; give the program and its arguments, such as [\"ls\", \"-l\"]")
+	default:
+		p.Argv = slices.Clone(req.Argv)
+	}
+	for _, a := range p.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, refuse("argv contains a NUL byte")
+		}
+	}
+	cwd, cwdInfo, err := pl.cwd(req.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	p.Cwd, p.cwdID = cwd, fileIdentity(cwdInfo, false)
+	path, binInfo, err := pl.lookPath(p.Argv[0], cwd)
+	if err != nil {
+		return nil, err
+	}
+	p.Path, p.binID = path, fileIdentity(binInfo, true)
+	if *pl.cfg.WorkspaceOnly && !p.Shell {
+		if err := pl.checkOperands(p.Argv[1:], cwd); err != nil {
+			return nil, err
+		}
+	}
+	env := slices.Clone(pl.baseEnv)
+	for k, v := range req.Env {
+		if !envName.MatchString(k) {
+			return nil, refuse("env: %q is not a variable name", k)
+		}
+		if forbiddenEnv(k) {
+			return nil, refuse("env: %s cannot be set: it changes which code runs", k)
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return nil, refuse("env: %s contains a NUL byte", k)
+		}
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	p.Env = env
+	return p, nil
+}
+
+// cwd resolves the working directory inside the workspace.
+func (pl *planner) cwd(rel string) (string, fs.FileInfo, error) {
+	if rel == "" {
+		rel = "."
+	}
+	clean, err := pl.jail.Clean(rel)
+	if err != nil {
+		return "", nil, refuse("cwd: %v", err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(pl.workspace, filepath.FromSlash(clean)))
+	if err != nil {
+		return "", nil, refuse("cwd %q: %v", rel, errors.Unwrap(err))
+	}
+	if !within(pl.workspace, real) {
+		return "", nil, refuse("cwd %q leads outside the workspace through a symlink", rel)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", nil, refuse("cwd %q: %v", rel, err)
+	}
+	if !fi.IsDir() {
+		return "", nil, refuse("cwd %q is not a directory", rel)
+	}
+	return real, fi, nil
+}
+
+// lookPath finds name in the configured PATH (or, with a slash, relative
+// to cwd) and returns its real path.
+func (pl *planner) lookPath(name, cwd string) (string, fs.FileInfo, error) {
+	var candidates []string
+	if strings.ContainsRune(name, '/') {
+		if filepath.IsAbs(name) {
+			candidates = []string{name}
+		} else {
+			candidates = []string{filepath.Join(cwd, name)}
+		}
+	} else {
+		for _, dir := range filepath.SplitList(pl.cfg.Path) {
+			candidates = append(candidates, filepath.Join(dir, name))
+		}
+	}
+	for _, c := range candidates {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(real)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		return real, fi, nil
+	}
+	if strings.ContainsRune(name, '/') {
+		return "", nil, refuse("%q is not an executable file", name)
+	}
+	return "", nil, refuse("program %q not found in %s (tools.exec.path)", name, pl.cfg.Path)
+}
+
+// checkOperands refuses arguments that name a path outside the workspace:
+// absolute paths, ".." out of it, and symlinks (anywhere along the path)
+// that lead out, like `cat leak/secret` with leak -> /etc. Flags are
+// skipped, but the value of --flag=value is checked.
+func (pl *planner) checkOperands(args []string, cwd string) error {
+	for _, a := range args {
+		v := a
+		if strings.HasPrefix(a, "-") {
+			_, after, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			v = after
+		}
+		if v == "" {
+			continue
+		}
+		p := v
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		p = filepath.Clean(p)
+		if !within(pl.workspace, p) {
+			return refuse("operand %q is outside the workspace; commands may only name files inside it (tools.exec.workspaceOnly)", a)
+		}
+		real, err := realExisting(p)
+		if err != nil {
+			return refuse("operand %q: %v", a, err)
+		}
+		if !within(pl.workspace, real) {
+			return refuse("operand %q leads outside the workspace through a symlink", a)
+		}
+	}
+	return nil
+}
+
+// realExisting resolves the symlinks of the longest existing prefix of p
+// and appends the rest.
+func realExisting(p string) (string, error) {
+	rest := ""
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				// A dangling symlink: where it points is outside our
+				// knowledge, so treat it as leading out.
+				return "/", nil
+			}
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest), nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// within reports whether p is dir or below it.
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// interpreters are programs that run code given in their arguments or
+// environment, or run another program: approving "the program" would
+// approve anything. AskUnlisted never skips approval for them.
+var interpreters = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "fish": true, "csh": true, "tcsh": true, "busybox": true,
+	"env": true, "sudo": true, "doas": true, "su": true, "nohup": true, "timeout": true, "nice": true, "ionice": true, "stdbuf": true,
+	"xargs": true, "find": true, "make": true, "go": true, "npx": true, "npm": true, "pnpm": true, "yarn": true, "git": true, "ssh": true,
+	"python": true, "python3": true, "perl": true, "ruby": true, "node": true, "deno": true, "bun": true, "php": true, "lua": true,
+	"tclsh": true, "awk": true, "gawk": true, "mawk": true, "sed": true, "jq": true, "osascript": true, "script": true, "watch": true,
+}
+
+// isInterpreter reports whether the program at path is a shell,
+// interpreter or wrapper (python3.12 counts as python3).
+func isInterpreter(path string) bool {
+	base := filepath.Base(path)
+	if interpreters[base] {
+		return true
+	}
+	trimmed := strings.TrimRight(base, "0123456789.")
+	return interpreters[trimmed]
+}
