@@ -67,6 +67,13 @@ func freePort(t *testing.T) int {
 // run` uses).
 func newDaemon(t *testing.T, model *llmtest.Server) *daemon {
 	t.Helper()
+	return newDaemonWith(t, model, "")
+}
+
+// newDaemonWith is newDaemon with extra top-level YAML appended to the
+// configuration.
+func newDaemonWith(t *testing.T, model *llmtest.Server, extra string) *daemon {
+	t.Helper()
 	d := &daemon{t: t, dir: t.TempDir(), port: freePort(t), model: model, logs: &syncBuffer{}}
 	d.config = filepath.Join(d.dir, "config.yaml")
 	provider := "echo/echo"
@@ -88,7 +95,7 @@ models:
 messages:
   queue:
     debounceMs: 0
-`, filepath.Join(d.dir, "state"), d.port, providers, provider)
+`, filepath.Join(d.dir, "state"), d.port, providers, provider) + extra
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,8 @@ func TestWebChatControlPanels(t *testing.T) {
 	tb.waitFor("the heartbeat panel", `document.getElementById("heartbeat").textContent.includes("No heartbeat has run yet")`)
 	tb.waitFor("the cron panel", `document.getElementById("cron").textContent.includes("No cron jobs")`)
 	tb.waitFor("the pairing panel", `!document.getElementById("pairing-panel").hidden && document.getElementById("pairing").textContent.includes("No pending requests")`)
+	tb.waitFor("the approvals panel to stay hidden with exec off",
+		`document.getElementById("approvals-panel").hidden && document.getElementById("approvals").textContent.includes("tools.exec.enabled is false")`)
 
 	// A device connecting from another machine (as a proxy reports it)
 	// must be paired.
@@ -120,5 +122,35 @@ func TestWebChatNewSession(t *testing.T) {
 	tb.waitFor("the old conversation to go", `!document.getElementById("messages").textContent.includes("an old message")`)
 	if got := tb.text("#messages"); strings.Contains(got, "First reply.") {
 		t.Errorf("the old reply is still shown after /new: %q", got)
+	}
+}
+
+// TestWebChatApprovesExec: with exec enabled, a command the model wants to
+// run appears whole in the approvals panel; approving it there runs it and
+// the answer arrives. The panel stays hidden when exec is off (the other
+// panel test).
+func TestWebChatApprovesExec(t *testing.T) {
+	needBrowser(t)
+	long := strings.Repeat("x", 300) + "-tail"
+	model := llmtest.NewAnthropicServer(t,
+		llmtest.ToolCalls(llmtest.Call("exec", `{"argv":["echo","from-the-page","`+long+`"]}`)),
+		llmtest.Text("The command ran."),
+	)
+	d := newDaemonWith(t, model, "tools:\n  exec:\n    enabled: true\n")
+	d.start()
+	tb := openTab(t, d.url())
+	tb.login(d.token())
+	tb.waitFor("the approvals panel", `!document.getElementById("approvals-panel").hidden && document.getElementById("approvals").textContent.includes("No commands waiting")`)
+	tb.send("run echo")
+	tb.waitFor("the approval request", `!!document.querySelector("#approvals .approval-request")`)
+	if got := tb.text("#approvals .approval-command"); got != "echo from-the-page "+long {
+		t.Fatalf("the panel shows %q, want the whole command", got)
+	}
+	tb.do("approve", chromedp.Click(chromedp.CSS(`#approvals .approval-request button:not(.danger)`)))
+	tb.waitFor("the request to go", `document.getElementById("approvals").textContent.includes("No commands waiting")`)
+	tb.waitAssistant("The command ran.")
+	reqs := model.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "from-the-page "+long+`\n[exit code 0`) {
+		t.Fatalf("the model did not get the command's output")
 	}
 }

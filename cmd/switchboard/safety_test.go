@@ -23,7 +23,8 @@ import (
 // configuration (the gateway token, the owner list, the tool policy) every
 // way its tools allow: file tools outside the workspace, web_fetch to the
 // gateway, exec naming the file, and a shell command the operator denies.
-// Every attempt is refused and the file is unchanged. A non-owner's turn
+// Every attempt is refused and the file is unchanged. A background command
+// shows in the process tool and is stopped when the daemon stops. A non-owner's turn
 // cannot use exec at all, and the group policy blocks the file tools.
 func TestRunToolSafetyBoundary(t *testing.T) {
 	tg := telegramtest.New(t)
@@ -33,6 +34,8 @@ func TestRunToolSafetyBoundary(t *testing.T) {
 	gwPort := freePort(t)
 	model := llmtest.NewAnthropicServer(t,
 		llmtest.ToolCalls(llmtest.Call("exec", `{"argv":["echo","approved-output"]}`)),
+		llmtest.ToolCalls(llmtest.Call("exec", `{"argv":["sleep","30"],"background":true}`)),
+		llmtest.ToolCalls(llmtest.Call("process", `{"action":"list"}`)),
 		llmtest.ToolCalls(
 			llmtest.Call("write", fmt.Sprintf(`{"path":%q,"content":"gateway: {auth: {token: stolen}}"}`, cfgPath)),
 			llmtest.Call("edit", `{"path":"../config.yaml","oldText":"ownerAllowFrom","newText":"x"}`),
@@ -126,6 +129,11 @@ channels:
 	} else {
 		resolve(req, "allow-once")
 	}
+	if req := nextRequest(); req.Request.Command != "sleep 30" {
+		t.Fatalf("background request: %+v", req.Request)
+	} else {
+		resolve(req, "allow-once")
+	}
 	if req := nextRequest(); !strings.Contains(req.Request.Command, cfgPath) {
 		t.Fatalf("second request: %+v", req.Request)
 	} else {
@@ -150,6 +158,9 @@ channels:
 	}
 	want := []string{
 		"approved-output\n[exit code 0",
+		"Command still running in the background (id ",
+		"running",
+		"sleep 30\n",
 		`absolute paths are not allowed`,
 		`.. leads outside the workspace`,
 		`127.0.0.1 is a loopback address`,

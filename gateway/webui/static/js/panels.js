@@ -1,6 +1,7 @@
 // The control panels: channel status, the last heartbeat, cron jobs (run
-// now) and device pairing requests (approve / reject) for clients that hold
-// the pairing scope.
+// now), exec approval requests (approve / deny) for clients that hold the
+// approvals scope, and device pairing requests (approve / reject) for
+// clients that hold the pairing scope.
 
 const $ = (id) => document.getElementById(id);
 
@@ -31,10 +32,13 @@ export class Panels {
     this.scopes = scopes || [];
     this.methods = new Set(methods || []);
     $("pairing-panel").hidden = !has(this.scopes, "operator.pairing");
+    this.approvals = has(this.scopes, "operator.approvals");
+    $("approvals-panel").hidden = true; // shown once exec turns out to be on
     this.loadChannels();
     this.loadHeartbeat();
     this.loadCron();
     if (!$("pairing-panel").hidden) this.loadPairing();
+    if (this.approvals) this.loadApprovals();
   }
 
   onEvent(name, payload) {
@@ -44,6 +48,10 @@ export class Panels {
         break;
       case "cron":
         this.loadCron();
+        break;
+      case "exec.approval.requested":
+      case "exec.approval.resolved":
+        if (this.approvals) this.loadApprovals();
         break;
       case "device.pair.requested":
       case "device.pair.resolved":
@@ -181,6 +189,60 @@ export class Panels {
         if (await this.call("device.pair.reject", { requestId: r.requestId }, info)) this.loadPairing();
       });
       row.append(name, " ", approve, " ", reject, info);
+      return row;
+    }));
+  }
+
+  /**
+   * Lists the commands waiting for approval, each shown whole (never cut:
+   * what is approved is what runs) with its working directory, length and
+   * hash. Approve answers allow-once bound to that hash; the panel stays
+   * hidden while exec is off.
+   */
+  async loadApprovals() {
+    const list = $("approvals");
+    let res;
+    try {
+      res = await this.gw.request("exec.approval.list", {});
+    } catch (err) {
+      $("approvals-panel").hidden = err.code === "UNAVAILABLE";
+      list.replaceChildren(li(err.message, "muted"));
+      return;
+    }
+    $("approvals-panel").hidden = false;
+    const pending = res.approvals || [];
+    if (!pending.length) {
+      list.replaceChildren(li("No commands waiting.", "muted"));
+      return;
+    }
+    list.replaceChildren(...pending.map((a) => {
+      const r = a.request || {};
+      const row = document.createElement("li");
+      row.className = "approval-request";
+      row.dataset.id = a.id;
+      const cmd = document.createElement("pre");
+      cmd.className = "approval-command";
+      cmd.textContent = r.command;
+      const info = document.createElement("div");
+      info.className = "muted";
+      info.textContent = ["in " + r.cwd, r.commandLength + " bytes", "hash " + (r.commandHash || "").slice(0, 16),
+        r.sessionKey, "expires " + when(a.expiresAtMs)].filter(Boolean).join(" · ");
+      const approve = document.createElement("button");
+      approve.type = "button";
+      approve.textContent = "Approve once";
+      const deny = document.createElement("button");
+      deny.type = "button";
+      deny.className = "danger";
+      deny.textContent = "Deny";
+      const answer = (decision) => async () => {
+        approve.disabled = deny.disabled = true;
+        const ok = await this.call("exec.approval.resolve", { id: a.id, decision, commandHash: r.commandHash }, info);
+        if (ok) this.loadApprovals();
+        else approve.disabled = deny.disabled = false;
+      };
+      approve.addEventListener("click", answer("allow-once"));
+      deny.addEventListener("click", answer("deny"));
+      row.append(cmd, approve, " ", deny, info);
       return row;
     }));
   }
