@@ -52,3 +52,23 @@ func BenchmarkRunBatch(b *testing.B) {
 		ex.RunBatch(context.Background(), calls, emit)
 	}
 }
+
+// BenchmarkPolicyDecide measures the before_tool_call policy with three
+// rules, one of which blocks the call: it runs on every tool call.
+func BenchmarkPolicyDecide(b *testing.B) {
+	p, err := tools.NewPolicy([]tools.PolicyRule{
+		{Channels: []string{"whatsapp"}, Allow: []string{"message", "web_fetch"}},
+		{Agents: []string{"ops"}, Deny: []string{"group:runtime"}},
+		{ChatTypes: []core.ChatType{core.ChatGroup, core.ChatChannel}, Deny: []string{"group:fs", "group:runtime"}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := tools.Call{Name: "write", AgentID: "main", Route: core.Route{Channel: "telegram", To: "-100"}, ChatType: core.ChatGroup}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !p.Decide(call).Block {
+			b.Fatal("not blocked")
+		}
+	}
+}
