@@ -52,38 +52,13 @@ func TestRunToolSafetyBoundary(t *testing.T) {
 		llmtest.Text("Blocked here."),
 	)
 	env := map[string]string{"SWITCHBOARD_STATE_DIR": state, "TG_TOKEN": tg.Token}
-	writeFile(t, cfgPath, fmt.Sprintf(`gateway:
-  port: %d
-models:
-  providers:
-    fake:
-      api: anthropic-messages
-      baseUrl: %s
-      apiKey: test-key
-      models: [{id: scripted, contextWindow: 200000, maxTokens: 1024}]
-agents:
-  defaults:
-    model: {primary: fake/scripted}
-messages:
-  queue: {debounceMs: 0}
-commands:
-  ownerAllowFrom: ["telegram:42"]
-tools:
+	writeFile(t, cfgPath, fakeModelTelegramConfig(gwPort, model.BaseURL, tg.URL, `tools:
   policies:
     - chatTypes: [group]
       deny: [group:fs, group:runtime]
   exec:
     enabled: true
-channels:
-  telegram:
-    enabled: true
-    botToken: ${TG_TOKEN}
-    apiUrl: %s
-    dmPolicy: open
-    allowFrom: ["*"]
-    groupPolicy: open
-    pollTimeoutSeconds: 1
-`, gwPort, model.BaseURL, tg.URL))
+`))
 	before, err := os.ReadFile(cfgPath)
 	if err != nil {
 		t.Fatal(err)

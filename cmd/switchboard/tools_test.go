@@ -27,31 +27,7 @@ func TestRunToolsEndToEnd(t *testing.T) {
 	state := t.TempDir()
 	env := map[string]string{"SWITCHBOARD_STATE_DIR": state, "TG_TOKEN": tg.Token}
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
-	writeFile(t, cfgPath, fmt.Sprintf(`gateway:
-  port: %d
-models:
-  providers:
-    fake:
-      api: anthropic-messages
-      baseUrl: %s
-      apiKey: test-key
-      models: [{id: scripted, contextWindow: 200000, maxTokens: 1024}]
-agents:
-  defaults:
-    model: {primary: fake/scripted}
-messages:
-  queue: {debounceMs: 0}
-commands:
-  ownerAllowFrom: ["telegram:42"]
-channels:
-  telegram:
-    enabled: true
-    botToken: ${TG_TOKEN}
-    apiUrl: %s
-    dmPolicy: open
-    allowFrom: ["*"]
-    pollTimeoutSeconds: 1
-`, freePort(t), model.BaseURL, tg.URL))
+	writeFile(t, cfgPath, fakeModelTelegramConfig(freePort(t), model.BaseURL, tg.URL, ""))
 	tc := newTestCLI(env)
 	done := make(chan int, 1)
 	go func() { done <- tc.run("run", "--config", cfgPath, "--log-format", "json") }()
@@ -82,4 +58,37 @@ channels:
 	if code := <-done; code != exitOK {
 		t.Errorf("exit %d", code)
 	}
+}
+
+// fakeModelTelegramConfig is the configuration of the end-to-end tool
+// tests: the gateway on port, the fake Anthropic server at modelURL, the
+// fake Bot API at tgURL with open DMs and groups, Telegram user 42 as the
+// owner, and extra top-level YAML.
+func fakeModelTelegramConfig(port int, modelURL, tgURL, extra string) string {
+	return fmt.Sprintf(`gateway:
+  port: %d
+models:
+  providers:
+    fake:
+      api: anthropic-messages
+      baseUrl: %s
+      apiKey: test-key
+      models: [{id: scripted, contextWindow: 200000, maxTokens: 1024}]
+agents:
+  defaults:
+    model: {primary: fake/scripted}
+messages:
+  queue: {debounceMs: 0}
+commands:
+  ownerAllowFrom: ["telegram:42"]
+channels:
+  telegram:
+    enabled: true
+    botToken: ${TG_TOKEN}
+    apiUrl: %s
+    dmPolicy: open
+    allowFrom: ["*"]
+    groupPolicy: open
+    pollTimeoutSeconds: 1
+`, port, modelURL, tgURL) + extra
 }
