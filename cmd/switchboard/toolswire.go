@@ -72,10 +72,16 @@ func newTools(cfg *config.Config, workspace string, sessions core.SessionIndex, 
 		return nil, nil, nil, err
 	}
 	log.Debug("agent tools", "tools", strings.Join(registry.Names(), ","))
-	return &tools.Executor{
+	exec = &tools.Executor{
 		Registry: registry, Logger: log.With("component", "tools"),
 		Hooks: tools.Hooks{Before: []tools.BeforeToolCall{policy.Hook()}},
-	}, history, closeTools, nil
+	}
+	if approvals != nil {
+		// Elevated tools besides exec (which asks itself) wait for an
+		// operator too; without approvals they are blocked.
+		exec.Approve = approvals.ApproveCall
+	}
+	return exec, history, closeTools, nil
 }
 
 // checkWorkspace refuses a workspace that holds the configuration file or

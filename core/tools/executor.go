@@ -87,7 +87,15 @@ type Executor struct {
 	// Logger receives a panic's stack trace, which the model never sees;
 	// nil means panics are not logged.
 	Logger *slog.Logger
+	// Approve approves calls of Elevated tools (other than SelfApproving
+	// ones); nil blocks them.
+	Approve Approver
 }
+
+// NoApproverReason is the blocked-envelope reason of an Elevated tool
+// called when the Executor has no Approve func.
+const NoApproverReason = "tool needs an operator's approval and no approver is configured"
+
 
 // errCallTimeout marks the per-call deadline, to tell it from the caller's.
 var errCallTimeout = errors.New("tools: per-call timeout")
@@ -201,6 +209,19 @@ func (e *Executor) invoke(ctx context.Context, call *Call, eventArgs map[string]
 	}
 	if ctx.Err() != nil {
 		return failed(call.Name, AbortedText, fmt.Errorf("%w: %w", ErrAborted, context.Cause(ctx)))
+	}
+	if _, self := ent.tool.(SelfApproving); ent.spec.Flags.Elevated && !self {
+		if e.Approve == nil {
+			return blocked(call.Name, NoApproverReason)
+		}
+		if err := e.Approve(ctx, *call); err != nil {
+			if reason, ok := asBlocked(err); ok {
+				out := blocked(call.Name, reason)
+				out.err = err
+				return out
+			}
+			return failed(call.Name, AbortedText, fmt.Errorf("%w: %w", ErrAborted, err))
+		}
 	}
 	return e.execute(ctx, ent, *call, eventArgs, emit)
 }

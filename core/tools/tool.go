@@ -55,7 +55,10 @@ type Flags struct {
 	Background bool
 	// PTY marks a tool that can run in a pseudo-terminal.
 	PTY bool
-	// Elevated marks a tool that needs approval before each call.
+	// Elevated marks a tool that needs an operator's approval before each
+	// call: the Executor asks its Approve func (and blocks the call when
+	// there is none), unless the tool is a SelfApproving one that asks
+	// itself, bound to exactly what it will do (exec).
 	Elevated bool
 	// WorkspaceOnly marks a file tool confined to the agent workspace.
 	WorkspaceOnly bool
@@ -100,6 +103,19 @@ type Result struct {
 func TextResult(text string) Result {
 	return Result{Content: core.Content{&core.TextContent{Text: text}}}
 }
+
+// SelfApproving is implemented by an Elevated tool that obtains its own
+// approval inside Execute, bound to what it will actually run; the
+// Executor then does not ask again.
+type SelfApproving interface {
+	// ApprovesEachCall is a marker; it does nothing.
+	ApprovesEachCall()
+}
+
+// Approver asks an operator to approve one call of an Elevated tool, after
+// the before_tool_call hooks have had their say. It returns nil for an
+// approval, a *BlockedError for a denial or a timeout, or ctx's error.
+type Approver func(ctx context.Context, call Call) error
 
 // Decision is what a before_tool_call hook returns.
 type Decision struct {

@@ -3,13 +3,17 @@ package exectool
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/core/tools"
 )
 
 // Decision is an operator's answer to an approval request.
@@ -244,4 +248,30 @@ func (a *Approvals) Get(id string) (ApprovalRequest, bool) {
 // Approved reports whether r lets the command run.
 func (r ApprovalResolved) Approved() bool {
 	return r.Decision == AllowOnce || r.Decision == AllowAlways
+}
+
+// ApproveCall is a tools.Approver for Elevated tools other than exec: the
+// request shows the tool's name and its arguments as canonical JSON (the
+// whole of it), bound to their hash; a denial or timeout is a
+// *tools.BlockedError.
+func (a *Approvals) ApproveCall(ctx context.Context, call tools.Call) error {
+	args, err := json.Marshal(call.Args) // map keys sorted: canonical
+	if err != nil {
+		return tools.Blocked("the call's arguments cannot be shown for approval: " + err.Error())
+	}
+	command := call.Name + " " + string(args)
+	sum := sha256.Sum256([]byte(command))
+	res := a.Request(ctx, ApprovalDetails{
+		Command: command, CommandArgv: []string{call.Name, string(args)}, CommandHash: hex.EncodeToString(sum[:]),
+		Host: "gateway", Ask: AskAlways, AgentID: call.AgentID, SessionKey: string(call.SessionKey), ToolCallID: call.ID,
+	})
+	switch {
+	case res.Reason == "aborted":
+		return context.Cause(ctx)
+	case res.Reason == "timeout":
+		return tools.Blocked("no operator approved the call in time; denied")
+	case !res.Approved():
+		return tools.Blocked("the operator denied the call")
+	}
+	return nil
 }

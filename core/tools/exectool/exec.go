@@ -287,3 +287,7 @@ func details(p *proc) json.RawMessage {
 	b, _ := json.Marshal(d)
 	return b
 }
+
+// ApprovesEachCall marks exec as asking for its own approval, bound to
+// its plan, so the Executor does not ask again.
+func (e *execTool) ApprovesEachCall() {}
