@@ -224,6 +224,9 @@ func (c Config) Validate() error {
 			ref(fmt.Sprintf("cron.jobs[%d].payload.model", i), j.Payload.Model)
 		}
 	}
+	if err := c.secretReuse(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -96,7 +96,6 @@ type Executor struct {
 // called when the Executor has no Approve func.
 const NoApproverReason = "tool needs an operator's approval and no approver is configured"
 
-
 // errCallTimeout marks the per-call deadline, to tell it from the caller's.
 var errCallTimeout = errors.New("tools: per-call timeout")
 
