@@ -146,7 +146,7 @@ func (s *Server) mWake(_ context.Context, _ *conn, req protocol.RequestFrame) (a
 	if b.Heartbeat != nil {
 		key = b.Heartbeat.SessionKey()
 	}
-	queued := b.Dispatcher.EnqueueSystemEvent(key, p.Text, queue.EventOptions{})
+	queued := b.Dispatcher.EnqueueSystemEvent(key, p.Text, queue.EventOptions{FromOwner: true})
 	woke := false
 	if p.Mode == "now" && b.Heartbeat != nil {
 		b.Heartbeat.Wake("wake")

@@ -191,6 +191,13 @@ func (d *Dispatcher) execute(s *session, r *run) {
 	defer r.lane.release()
 
 	r.turn.SystemEvents = d.events.Drain(r.key)
+	for _, ev := range r.turn.SystemEvents {
+		if !ev.Trusted && !ev.FromOwner {
+			// Channel-sourced events (an edited Slack message) are someone
+			// else's words: the turn that reads them is not the owner's.
+			r.turn.SenderIsOwner = false
+		}
+	}
 	if ids := r.entryIDs(); len(ids) > 0 {
 		// The running mark is informational (a restart replays accepted and
 		// running entries alike), so a run that finishes quickly skips it

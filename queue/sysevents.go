@@ -27,6 +27,11 @@ type EventOptions struct {
 	// defaults to trusted, but failing closed is the safer zero value (see
 	// prompt.SystemEvent).
 	Trusted bool
+	// FromOwner marks an untrusted event an owner sent (the gateway's wake
+	// and system-event methods): it keeps its untrusted label in the
+	// prompt, but does not take the turn's owner-only tools away as
+	// channel-sourced events do.
+	FromOwner bool
 }
 
 // SystemEvents is the in-memory queue of system events per session key
@@ -104,7 +109,7 @@ func (q *SystemEvents) Enqueue(key core.SessionKey, text string, opts EventOptio
 		e.events = e.events[:len(e.events)-1]
 		e.base++
 	}
-	e.events = append(e.events, prompt.SystemEvent{Text: text, TS: ts, Trusted: opts.Trusted})
+	e.events = append(e.events, prompt.SystemEvent{Text: text, TS: ts, Trusted: opts.Trusted, FromOwner: opts.FromOwner})
 	return true
 }
 

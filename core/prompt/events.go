@@ -18,6 +18,10 @@ type SystemEvent struct {
 	// neutralised like channel text. OpenClaw defaults to trusted; failing
 	// closed is the safer zero value for a Go struct.
 	Trusted bool
+	// FromOwner reports an untrusted event the owner sent (through the
+	// gateway); the prompt still labels it untrusted. The dispatcher uses
+	// it to decide whether the turn stays the owner's.
+	FromOwner bool
 }
 
 // FormatSystemEvents renders events as OpenClaw's
