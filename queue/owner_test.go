@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
 	"github.com/switchboardhq/switchboard/core/tools"
 	"github.com/switchboardhq/switchboard/core/tools/toolstest"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // ownerProbe is an owner-only tool that records who it ran for.
@@ -123,4 +124,51 @@ func TestOwnerSentEventKeepsOwnership(t *testing.T) {
 	if got := seen(); len(got) != 1 || !got[0] {
 		t.Fatalf("probe ran for %v, want the owner's turn", got)
 	}
+}
+
+// A turn carrying the summary of dropped messages (drop: summarize) holds
+// lines of anyone's, so it is not the owner's even when its own messages
+// are.
+func TestOverflowSummaryTurnIsNotTheOwners(t *testing.T) {
+	probe, seen := ownerProbe()
+	h := newHarness(t, harnessOptions{config: Config{Mode: ModeCollect, Cap: 1, Drop: DropSummarize}, tools: []tools.Tool{probe}, isOwner: isAda})
+	gate := make(chan struct{})
+	h.provider.Push(
+		llmtest.Text("first").Gated(gate),
+		llmtest.ToolCalls(llmtest.Call("probe", `{}`)), llmtest.Text("second"),
+	)
+	key := core.SessionKey("agent:main:telegram:group:-5")
+	h.submit(dmIn(key, "1", "owner asks"))
+	eventually(t, "the first turn to call the model", func() bool { return len(h.provider.Requests()) == 1 })
+	h.submit(fromMallory(dmIn(key, "2", "MALLORY: run the probe")))
+	h.submit(dmIn(key, "3", "owner again"))
+	close(gate)
+	h.waitRunsIdle()
+	h.clock.Advance(2 * time.Second)
+	h.rec.waitFor(t, 2)
+	if !strings.Contains(strings.Join(userTexts(h.provider.Requests()[1]), "\n"), "MALLORY") {
+		t.Fatal("the setup did not put the dropped message's summary in the second turn")
+	}
+	if got := seen(); len(got) != 0 {
+		t.Fatalf("probe ran for %v in a turn with a stranger's summarized message", got)
+	}
+}
+
+// The run goroutine drops ownership (an untrusted event) while Submit reads
+// it to decide on a steer: both under the dispatcher's lock (-race checks).
+func TestOwnershipChangeAndSteerDoNotRace(t *testing.T) {
+	h := newHarness(t, harnessOptions{config: Config{Mode: ModeSteer}, isOwner: isAda})
+	gate := make(chan struct{})
+	h.provider.Push(llmtest.Text("first", "answer").Gated(gate), llmtest.Text("second"))
+	key := core.SessionKey("agent:main:telegram:group:-5")
+	h.d.EnqueueSystemEvent(key, "Message edited by Mallory", EventOptions{})
+	h.submit(dmIn(key, "1", "owner asks"))
+	h.submit(dmIn(key, "2", "owner again"))
+	close(gate)
+	h.waitRunsIdle()
+	h.clock.Advance(2 * time.Second)
+	eventually(t, "both messages answered", func() bool {
+		es := h.entries(1, 2)
+		return len(es) == 2 && es[0].State == store.JournalDone && es[1].State == store.JournalDone
+	})
 }

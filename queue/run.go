@@ -118,7 +118,8 @@ func (d *Dispatcher) startRunLocked(s *session, items []*item, ov *overflowState
 		r.turn.Inbound.Body = ""
 		r.turn.Prompt = CollectPrompt(bodies, r.overflow.promptOverflow())
 	}
-	r.turn.SenderIsOwner = len(items) > 0
+	// The summary of dropped messages carries lines of anyone's.
+	r.turn.SenderIsOwner = len(items) > 0 && r.overflow.Dropped == 0
 	for _, it := range items {
 		if !d.isOwner(it.rec.Inbound) {
 			r.turn.SenderIsOwner = false
@@ -195,7 +196,11 @@ func (d *Dispatcher) execute(s *session, r *run) {
 		if !ev.Trusted && !ev.FromOwner {
 			// Channel-sourced events (an edited Slack message) are someone
 			// else's words: the turn that reads them is not the owner's.
+			// Under d.mu: Submit reads it to decide on steering.
+			d.mu.Lock()
 			r.turn.SenderIsOwner = false
+			d.mu.Unlock()
+			break
 		}
 	}
 	if ids := r.entryIDs(); len(ids) > 0 {

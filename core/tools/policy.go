@@ -118,6 +118,10 @@ func NewPolicy(rules []PolicyRule) (*Policy, error) {
 		c.allow, _ = ExpandNames(r.Allow)
 		c.deny, _ = ExpandNames(r.Deny)
 		c.ChatTypes = slices.Clone(r.ChatTypes)
+		c.Agents = make([]string, len(r.Agents))
+		for j, a := range r.Agents {
+			c.Agents[j] = core.NormalizeAgentID(a)
+		}
 		for j, t := range r.ChatTypes {
 			c.ChatTypes[j], _ = core.ParseChatType(string(t))
 		}

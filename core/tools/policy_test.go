@@ -73,6 +73,18 @@ func TestPolicyTable(t *testing.T) {
 	}
 }
 
+// Agent ids in rules are normalized like the call's: a rule for "Work"
+// applies to agent "work" (a deny that never matched would fail open).
+func TestPolicyAgentIDsAreNormalized(t *testing.T) {
+	p, err := tools.NewPolicy([]tools.PolicyRule{{Agents: []string{"Work"}, Deny: []string{"web_fetch"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Decide(tools.Call{Name: "web_fetch", AgentID: "work"}).Block {
+		t.Fatal("the rule for agent Work did not apply to agent work")
+	}
+}
+
 // TestPolicyValidation names what is wrong in a bad rule.
 func TestPolicyValidation(t *testing.T) {
 	for _, tc := range []struct {

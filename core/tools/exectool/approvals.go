@@ -74,6 +74,9 @@ type ApprovalDetails struct {
 	Cwd string `json:"cwd"`
 	// EnvKeys are the names of the variables the command gets.
 	EnvKeys []string `json:"envKeys"`
+	// Env are the variables the call itself sets, with their values (the
+	// plan hash binds them); the base and passEnv values are not shown.
+	Env map[string]string `json:"env,omitempty"`
 	// Host is where it runs: "gateway" (this process's machine).
 	Host string `json:"host"`
 	// Ask is tools.exec.ask.
@@ -165,7 +168,16 @@ func (a *Approvals) Request(ctx context.Context, d ApprovalDetails) ApprovalReso
 		a.pending = map[string]*pendingApproval{}
 	}
 	a.pending[p.req.ID] = p
-	p.timer = a.afterFunc(timeout, func() { a.finish(p.req.ID, Deny, "", "timeout") })
+	a.mu.Unlock()
+	// Armed outside the lock: a timer that fires at once (a test clock)
+	// takes it in finish.
+	timer := a.afterFunc(timeout, func() { a.finish(p.req.ID, Deny, "", "timeout") })
+	a.mu.Lock()
+	if a.pending[p.req.ID] == p {
+		p.timer = timer
+	} else {
+		timer.Stop()
+	}
 	a.mu.Unlock()
 	a.emit(EventRequested, p.req)
 	select {
@@ -204,12 +216,16 @@ func (a *Approvals) finish(id string, decision Decision, by, reason string) bool
 	a.mu.Lock()
 	p := a.pending[id]
 	delete(a.pending, id)
+	var timer Timer
+	if p != nil {
+		timer = p.timer
+	}
 	a.mu.Unlock()
 	if p == nil {
 		return false
 	}
-	if p.timer != nil {
-		p.timer.Stop()
+	if timer != nil {
+		timer.Stop()
 	}
 	r := ApprovalResolved{ID: id, Decision: decision, ResolvedBy: by, Ts: a.now().UnixMilli(),
 		CommandHash: p.req.Request.CommandHash, Reason: reason}
@@ -272,6 +288,8 @@ func (a *Approvals) ApproveCall(ctx context.Context, call tools.Call) error {
 		return tools.Blocked("no operator approved the call in time; denied")
 	case !res.Approved():
 		return tools.Blocked("the operator denied the call")
+	case ctx.Err() != nil:
+		return context.Cause(ctx) // approved as the turn was aborted
 	}
 	return nil
 }

@@ -38,7 +38,9 @@ type Config struct {
 	AllowBins []string `json:"allowBins,omitempty"`
 	// Shell, when set (for example "/bin/sh"), lets the model pass a
 	// command line as one string, run as [shell, "-c", command]; such
-	// commands always ask. Empty (default) means argv only, no shell.
+	// commands always ask, and their text is not checked for paths outside
+	// the workspace (only the approval stands between them and the host).
+	// Empty (default) means argv only, no shell.
 	Shell string `json:"shell,omitempty"`
 	// Path is the PATH programs are looked up in and run with. Default
 	// "/usr/local/bin:/usr/bin:/bin".
@@ -139,10 +141,17 @@ func (c Config) Validate() error {
 func forbiddenEnv(name string) bool {
 	u := strings.ToUpper(name)
 	switch u {
-	case "PATH", "HOME", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
-		"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB",
-		"NODE_OPTIONS", "NODE_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "EDITOR", "PAGER":
+	case "PATH", "HOME", "IFS", "ENV", "BASH_ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "ZDOTDIR",
+		"RUBYOPT", "RUBYLIB", "PHPRC", "PHP_INI_SCAN_DIR", "GCONV_PATH", "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS",
+		"EDITOR", "VISUAL", "PAGER", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "TERMINFO", "LOCPATH", "NLSPATH",
+		"GOFLAGS", "GOENV", "GOTOOLCHAIN", "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "RUSTC_WRAPPER", "RUSTFLAGS":
 		return true
 	}
-	return strings.HasPrefix(u, "LD_") || strings.HasPrefix(u, "DYLD_") || strings.HasPrefix(u, "BASH_FUNC_")
+	for _, prefix := range []string{"LD_", "DYLD_", "BASH_FUNC_", "PYTHON", "PERL", "NODE_", "NPM_CONFIG_", "GIT_", "LUA_",
+		"JAVA_", "_JAVA_", "JDK_JAVA_", "MAVEN_", "GRADLE_", "CARGO_", "CGO_", "MALLOC_"} {
+		if strings.HasPrefix(u, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -55,10 +55,11 @@ func New(cfg Config, jail *tools.Jail, approvals *Approvals) (*Tools, error) {
 // and waits for them.
 func (t *Tools) Close() error {
 	t.closing.Do(func() { close(t.closed) })
-	for _, p := range t.procs.all() {
+	all := t.procs.close() // no command starts after this
+	for _, p := range all {
 		p.stop("shutdown")
 	}
-	for _, p := range t.procs.all() {
+	for _, p := range all {
 		<-p.done
 	}
 	return nil
@@ -170,22 +171,31 @@ func (e *execTool) Execute(ctx context.Context, call tools.Call, update func(too
 		}
 	}
 	if (*Tools)(e).procs.runningCount() >= maxBackground {
-		return tools.Result{}, fmt.Errorf("%d commands are already running in the background; wait for them or stop one with the process tool", maxBackground)
+		return tools.Result{}, fmt.Errorf("%d commands are already running; wait for them or stop one with the process tool", maxBackground)
 	}
 	timeout := time.Duration(e.cfg.TimeoutSec) * time.Second
-	if s, ok := number(call.Args, "timeout"); ok && s > 0 && time.Duration(s*float64(time.Second)) < timeout {
+	if s, ok := number(call.Args, "timeout"); ok && s > 0 && s < float64(e.cfg.TimeoutSec) {
 		timeout = time.Duration(s * float64(time.Second))
 	}
 	yield := time.Duration(e.cfg.BackgroundMs) * time.Millisecond
-	if ms, ok := number(call.Args, "yieldMs"); ok && ms >= 0 {
-		yield = min(yield, time.Duration(ms)*time.Millisecond)
+	if ms, ok := number(call.Args, "yieldMs"); ok && ms >= 0 && ms < float64(e.cfg.BackgroundMs) {
+		yield = max(time.Duration(ms*float64(time.Millisecond)), time.Millisecond)
 	}
 	if bg, _ := call.Args["background"].(bool); bg {
 		yield = 0
 	}
+	// An approval that raced with an abort or shutdown starts nothing.
+	if err := ctx.Err(); err != nil {
+		return tools.Result{}, context.Cause(ctx)
+	}
 	p, err := start(plan, e.cfg.MaxOutputBytes, timeout, time.Duration(e.cfg.CleanupMs)*time.Millisecond)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("starting %s: %w", plan.Path, err)
+	}
+	if !(*Tools)(e).procs.add(p) {
+		p.stop("shutdown")
+		<-p.done
+		return tools.Result{}, errors.New("switchboard is shutting down; the command was stopped")
 	}
 	var yieldC <-chan time.Time
 	if yield > 0 {
@@ -222,7 +232,7 @@ func (e *execTool) approve(ctx context.Context, call tools.Call, req Request, pl
 	update(tools.TextResult("Waiting for an operator to approve: " + plan.Command()))
 	res := e.approvals.Request(ctx, ApprovalDetails{
 		Command: plan.Command(), CommandArgv: plan.Argv, CommandHash: hash,
-		ResolvedPath: plan.Path, Cwd: plan.Cwd, EnvKeys: plan.EnvKeys(), Host: "gateway", Ask: e.cfg.Ask,
+		ResolvedPath: plan.Path, Cwd: plan.Cwd, EnvKeys: plan.EnvKeys(), Env: req.Env, Host: "gateway", Ask: e.cfg.Ask,
 		AgentID: call.AgentID, SessionKey: string(call.SessionKey), ToolCallID: call.ID,
 	})
 	switch {
@@ -232,6 +242,8 @@ func (e *execTool) approve(ctx context.Context, call tools.Call, req Request, pl
 		return nil, context.Cause(ctx)
 	case !res.Approved():
 		return nil, tools.Blocked("the operator denied the command")
+	case ctx.Err() != nil:
+		return nil, context.Cause(ctx) // approved as the turn was aborted
 	}
 	again, err := e.planner.plan(req)
 	if err != nil {
@@ -243,12 +255,11 @@ func (e *execTool) approve(ctx context.Context, call tools.Call, req Request, pl
 	return again, nil
 }
 
-// background registers p as a background process and says how to reach it.
+// background marks p as left running and says how to reach it.
 func (e *execTool) background(p *proc) tools.Result {
 	p.mu.Lock()
 	p.background = true
 	p.mu.Unlock()
-	(*Tools)(e).procs.add(p)
 	text := fmt.Sprintf("Command still running in the background (id %s, pid %d): %s\nUse the process tool with action poll and id %s to read its output, or kill to stop it.",
 		p.id, p.cmd.Process.Pid, p.plan.Command(), p.id)
 	if s := p.out.Since(); s != "" {

@@ -188,6 +188,11 @@ func TestExecOperandsOutsideWorkspace(t *testing.T) {
 		want string
 	}{
 		{[]string{"cat", "leak/secret"}, "", "leads outside the workspace through a symlink"},
+		{[]string{"cat", "leak/../secret"}, "", "through a symlink"},
+		{[]string{"dd", "if=/etc/passwd"}, "", "outside the workspace"},
+		{[]string{"curl", "-d", "@/etc/passwd"}, "", "outside the workspace"},
+		{[]string{"curl", "file:///etc/passwd"}, "", "outside the workspace"},
+		{[]string{"grep", "-f/etc/passwd", "x"}, "", "outside the workspace"},
 		{[]string{"cat", "leak"}, "", "through a symlink"},
 		{[]string{"cp", "sub/in.txt", "leak/new"}, "", "through a symlink"},
 		{[]string{"cat", "/etc/passwd"}, "", "outside the workspace"},

@@ -257,61 +257,98 @@ func (pl *planner) lookPath(name, cwd string) (string, fs.FileInfo, error) {
 
 // checkOperands refuses arguments that name a path outside the workspace:
 // absolute paths, ".." out of it, and symlinks (anywhere along the path)
-// that lead out, like `cat leak/secret` with leak -> /etc. Flags are
-// skipped, but the value of --flag=value is checked.
+// that lead out, like `cat leak/secret` with leak -> /etc. Besides plain
+// operands it checks the value of --flag=value and name=value (dd
+// if=/etc/shadow), a path glued to a short flag (-f/etc/x), @file (curl -d
+// @/etc/passwd) and file:// URLs. It guards against mistakes; a program
+// can still open paths it computes itself, so the approval stays the
+// boundary.
 func (pl *planner) checkOperands(args []string, cwd string) error {
 	for _, a := range args {
-		v := a
-		if strings.HasPrefix(a, "-") {
-			_, after, ok := strings.Cut(a, "=")
-			if !ok {
-				continue
+		for _, v := range operandPaths(a) {
+			lexical := v
+			if !filepath.IsAbs(lexical) {
+				lexical = filepath.Join(cwd, lexical)
 			}
-			v = after
-		}
-		if v == "" {
-			continue
-		}
-		p := v
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
-		}
-		p = filepath.Clean(p)
-		if !within(pl.workspace, p) {
-			return refuse("operand %q is outside the workspace; commands may only name files inside it (tools.exec.workspaceOnly)", a)
-		}
-		real, err := realExisting(p)
-		if err != nil {
-			return refuse("operand %q: %v", a, err)
-		}
-		if !within(pl.workspace, real) {
-			return refuse("operand %q leads outside the workspace through a symlink", a)
+			if !within(pl.workspace, filepath.Clean(lexical)) {
+				return refuse("operand %q names a path outside the workspace; commands may only name files inside it (tools.exec.workspaceOnly)", a)
+			}
+			if real, err := resolvePath(cwd, v); err != nil || !within(pl.workspace, real) {
+				return refuse("operand %q leads outside the workspace through a symlink", a)
+			}
 		}
 	}
 	return nil
 }
 
-// realExisting resolves the symlinks of the longest existing prefix of p
-// and appends the rest.
-func realExisting(p string) (string, error) {
-	rest := ""
-	for {
-		if _, err := os.Lstat(p); err == nil {
-			real, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				// A dangling symlink: where it points is outside our
-				// knowledge, so treat it as leading out.
-				return "/", nil
-			}
-			return filepath.Join(real, rest), nil
+// operandPaths returns the strings in one argument a program may take as a
+// path.
+func operandPaths(a string) []string {
+	var out []string
+	add := func(v string) {
+		v = strings.TrimPrefix(v, "@")
+		if len(v) >= 7 && strings.EqualFold(v[:7], "file://") {
+			v = v[7:]
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest), nil
+		if v != "" {
+			out = append(out, v)
 		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
 	}
+	_, after, hasEq := strings.Cut(a, "=")
+	switch {
+	case a == "-" || a == "--":
+	case strings.HasPrefix(a, "--"):
+		if hasEq {
+			add(after)
+		}
+	case strings.HasPrefix(a, "-"):
+		if hasEq {
+			add(after)
+		} else if len(a) > 2 && strings.ContainsRune(a[2:], '/') {
+			add(a[2:])
+		}
+	default:
+		add(a)
+		if hasEq {
+			add(after)
+		}
+	}
+	return out
+}
+
+// resolvePath resolves p (relative to dir unless absolute) the way the
+// kernel does: component by component, each symlink followed before a
+// later ".." applies. Components that do not exist are taken as they are.
+// A dangling symlink or a loop resolves to "/", outside any workspace.
+func resolvePath(dir, p string) (string, error) {
+	cur := dir
+	if filepath.IsAbs(p) {
+		cur = string(filepath.Separator)
+	}
+	for _, comp := range strings.Split(filepath.ToSlash(p), "/") {
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, comp)
+		fi, err := os.Lstat(next)
+		switch {
+		case err != nil:
+			cur = next // does not exist (yet): no symlink to follow
+		case fi.Mode()&os.ModeSymlink != 0:
+			real, err := filepath.EvalSymlinks(next)
+			if err != nil {
+				return string(filepath.Separator), nil
+			}
+			cur = real
+		default:
+			cur = next
+		}
+	}
+	return cur, nil
 }
 
 // within reports whether p is dir or below it.

@@ -52,6 +52,9 @@ func start(plan *Plan, maxOutput int, timeout, cleanup time.Duration) (*proc, er
 
 func (p *proc) wait() {
 	err := p.cmd.Wait()
+	// What the command left running in its group (a daemonized child)
+	// does not outlive it.
+	signalGroup(p.cmd.Process, kill)
 	p.mu.Lock()
 	p.timer.Stop()
 	p.ended = time.Now()
@@ -141,15 +144,20 @@ func (p *proc) duration() time.Duration {
 // procs is the background processes, bounded: finished ones beyond
 // keepFinished are forgotten, oldest first.
 type procs struct {
-	mu   sync.Mutex
-	list []*proc
+	mu     sync.Mutex
+	list   []*proc
+	closed bool
 }
 
 const keepFinished = 32
 
-func (r *procs) add(p *proc) {
+// add registers p; after close it reports false and p must be stopped.
+func (r *procs) add(p *proc) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
 	r.list = append(r.list, p)
 	finished := 0
 	for _, q := range r.list {
@@ -165,6 +173,7 @@ func (r *procs) add(p *proc) {
 		}
 		i++
 	}
+	return true
 }
 
 func (r *procs) get(id string) *proc {
@@ -176,6 +185,14 @@ func (r *procs) get(id string) *proc {
 		}
 	}
 	return nil
+}
+
+// close refuses later adds and returns every process registered.
+func (r *procs) close() []*proc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	return append([]*proc(nil), r.list...)
 }
 
 func (r *procs) all() []*proc {

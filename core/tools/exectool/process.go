@@ -51,8 +51,12 @@ func (t *processTool) Execute(ctx context.Context, call tools.Call, _ func(tools
 	}
 	switch action {
 	case "poll":
+		// Whether it ended is read before the output, so output written
+		// just before the end is never reported with "[still running]"
+		// and then lost.
+		running := p.running()
 		text := p.out.Since()
-		if p.running() {
+		if running {
 			return tools.Result{Content: tools.TextResult(orNone(text) + "\n[still running]").Content, Details: details(p)}, nil
 		}
 		res := finished(p)

@@ -56,7 +56,11 @@ func TestExecEnvironment(t *testing.T) {
 	if got := strings.Join(req.Request.EnvKeys, ","); got != "GREETING,HOME,LANG,PATH,SWITCHBOARD_TEST_PASSED" {
 		t.Errorf("envKeys shown: %s", got)
 	}
-	for _, bad := range []string{"LD_PRELOAD", "PATH", "BASH_ENV", "DYLD_INSERT_LIBRARIES"} {
+	if len(req.Request.Env) != 1 || req.Request.Env["GREETING"] != "hello" {
+		t.Errorf("the approver does not see the values the call sets: %v", req.Request.Env)
+	}
+	for _, bad := range []string{"LD_PRELOAD", "PATH", "BASH_ENV", "DYLD_INSERT_LIBRARIES", "LUA_INIT", "PERLLIB", "GIT_CONFIG_PARAMETERS",
+		"XDG_CONFIG_HOME", "ZDOTDIR", "GCONV_PATH", "JAVA_TOOL_OPTIONS", "PHPRC", "NODE_OPTIONS", "PYTHONSTARTUP"} {
 		args := argv("env")
 		args["env"] = map[string]any{bad: "/tmp/x"}
 		if m := r.run("exec", args); !m.IsError || !strings.Contains(m.Content.Text(), bad+" cannot be set") {
@@ -140,6 +144,12 @@ func TestExecAbortStopsTheCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-r.resolved
+	// Abort once the command runs (an abort before it starts starts nothing).
+	for i := 0; !strings.Contains(r.run("process", map[string]any{"action": "list"}).Content.Text(), "running"); i++ {
+		if i > 100000 {
+			t.Fatal("the command did not start")
+		}
+	}
 	cancel()
 	m := r.result(done)
 	if !m.IsError || !strings.Contains(m.Content.Text(), "aborted") || !strings.Contains(m.Content.Text(), "[stopped: aborted") {
