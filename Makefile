@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint generate clean
 
 all: build
 
@@ -61,6 +61,13 @@ fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+## footprint: binary size, exec → /readyz, idle RSS with the Telegram, Slack
+## and Discord bridges on their fakes, then RSS with CONNS idle gateway
+## connections (Linux; results also in footprint.json).
+CONNS         ?= 1000
+footprint: build
+	$(GO) run ./cmd/switchboard-bench -mode footprint -bin $(BIN)/switchboard -conns $(CONNS) -json footprint.json
 
 ## generate: regenerate generated files (config field docs).
 generate:

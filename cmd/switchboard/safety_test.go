@@ -139,7 +139,7 @@ func TestRunToolSafetyBoundary(t *testing.T) {
 		`absolute paths are not allowed`,
 		`.. leads outside the workspace`,
 		`127.0.0.1 is a loopback address`,
-		`is outside the workspace`,
+		`names a path outside the workspace`,
 		`"status":"blocked","tool":"exec","reason":"the operator denied the command"`,
 		`"status":"blocked","tool":"exec","reason":"tool is restricted to the owner"`,
 		`"status":"blocked","tool":"read","reason":"Tool blocked by policy: read is not allowed for group chats"`,

@@ -102,8 +102,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/tb"
 
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
@@ -188,7 +189,7 @@ type Server struct {
 	// BotUser is the bot's own user.
 	BotUser User
 
-	t          testing.TB
+	t          tb.TB
 	rest       *httptest.Server
 	gw         *httptest.Server
 	client     *http.Client
@@ -225,7 +226,7 @@ type storedMessage struct {
 // New starts a fake Discord that is closed when the test ends. Closing
 // drops the gateway connections that are still open; close the client
 // first (register its Cleanup after New) so it does not try to reconnect.
-func New(t testing.TB, opts ...Option) *Server {
+func New(t tb.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := config{
 		token:      DefaultToken,

@@ -39,8 +39,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/tb"
 
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
@@ -104,7 +105,7 @@ type Server struct {
 	// Identity is the workspace, app and bot user the fake plays.
 	Identity Identity
 
-	t            testing.TB
+	t            tb.TB
 	srv          *httptest.Server
 	clock        func() time.Time
 	pingInterval time.Duration
@@ -158,7 +159,7 @@ type fault struct {
 // Socket Mode connections without a disconnect message, so stop clients
 // first (register their cleanup after New) to keep them from reconnecting
 // into a closed server.
-func New(t testing.TB, opts ...Option) *Server {
+func New(t tb.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := config{botToken: DefaultBotToken, appToken: DefaultAppToken, clock: time.Now, pingInterval: 5 * time.Second}
 	for _, o := range opts {

@@ -27,8 +27,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/tb"
 
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 )
@@ -69,7 +70,7 @@ type Server struct {
 	// BotUser is the bot's own user, returned by getMe.
 	BotUser User
 
-	t             testing.TB
+	t             tb.TB
 	srv           *httptest.Server
 	clock         func() time.Time
 	closing       chan struct{}
@@ -215,7 +216,7 @@ type Call struct {
 // New starts a fake Bot API server that is closed when the test ends. Closing
 // ends pending long polls first, so a client still polling does not hold the
 // test up.
-func New(t testing.TB, opts ...Option) *Server {
+func New(t tb.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := config{token: DefaultToken, clock: time.Now}
 	for _, o := range opts {

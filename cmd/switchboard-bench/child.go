@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// buildBinary builds ./cmd/switchboard of the module at root ("" means the
+// working directory) as `make build` does, into dir.
+func buildBinary(ctx context.Context, dir, root string) (string, error) {
+	out := filepath.Join(dir, "switchboard")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/switchboard")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building switchboard (run from the repository root, or pass -bin): %v\n%s", err, b)
+	}
+	return out, nil
+}
+
+// child is a running `switchboard run`.
+type child struct {
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	started time.Time
+	done    chan error
+}
+
+// startChild runs bin with the configuration at cfgPath and env.
+func startChild(bin, cfgPath string, env []string) (*child, error) {
+	c := &child{log: &bytes.Buffer{}, done: make(chan error, 1)}
+	c.cmd = exec.Command(bin, "run", "--config", cfgPath, "--log-format", "json")
+	c.cmd.Env = env
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	c.started = time.Now()
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { c.done <- c.cmd.Wait() }()
+	return c, nil
+}
+
+// waitReady polls /readyz until it answers 200 and returns how long after
+// exec that was.
+func (c *child) waitReady(ctx context.Context, base string, limit time.Duration) (time.Duration, error) {
+	cl := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.After(limit)
+	// Every millisecond: fine enough for a 20 ms target without a busy
+	// loop stealing one of the machine's cores from the child.
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := cl.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(c.started), nil
+			}
+		}
+		select {
+		case err := <-c.done:
+			c.done <- err
+			return 0, fmt.Errorf("switchboard exited before it was ready (%v):\n%s", err, c.log.String())
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-deadline:
+			return 0, fmt.Errorf("switchboard was not ready within %v:\n%s", limit, c.log.String())
+		case <-tick.C:
+		}
+	}
+}
+
+// stop interrupts the child and waits for it.
+func (c *child) stop(limit time.Duration) error {
+	_ = c.cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-c.done:
+		return err
+	case <-time.After(limit):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		return errors.New("switchboard did not stop within " + limit.String() + "; killed")
+	}
+}
+
+// memory is a process's resident memory from /proc/<pid>/status.
+type memory struct {
+	RSSKB     int64 `json:"vmRSSKiB"`
+	PeakRSSKB int64 `json:"vmHWMKiB"`
+	Threads   int64 `json:"threads"`
+}
+
+func readMemory(pid int) (memory, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return memory{}, fmt.Errorf("reading the child's memory needs Linux /proc: %w", err)
+	}
+	defer f.Close()
+	var m memory
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.Fields(v + " 0")[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			m.RSSKB = n
+		case "VmHWM":
+			m.PeakRSSKB = n
+		case "Threads":
+			m.Threads = n
+		}
+	}
+	return m, sc.Err()
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// raiseFileLimit lifts the soft open-files limit to the hard one, for many
+// connections; the child inherits it.
+func raiseFileLimit() uint64 {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0
+	}
+	l.Cur = l.Max
+	_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	return l.Cur
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/gateway/client"
+	"github.com/switchboardhq/switchboard/gateway/protocol"
+)
+
+// footprintResult is what footprint measures.
+type footprintResult struct {
+	Date        string  `json:"date"`
+	BinaryBytes int64   `json:"binaryBytes"`
+	ReadyMs     float64 `json:"execToReadyMs"`
+	Bridges     string  `json:"bridges"`
+	IdleSeconds float64 `json:"idleSeconds"`
+	Idle        memory  `json:"idle"`
+	Conns       int     `json:"gatewayConnections"`
+	ConnsOpened int     `json:"gatewayConnectionsOpened"`
+	WithConns   memory  `json:"withConnections"`
+	ConnectSecs float64 `json:"connectSeconds"`
+	// PlatformErrors counts problems the platform fakes reported (a
+	// request they did not understand): 0 in a valid run.
+	PlatformErrors int64 `json:"platformErrors"`
+}
+
+func footprint(ctx context.Context, o options, log io.Writer) (*footprintResult, error) {
+	dir, err := os.MkdirTemp("", "switchboard-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Fprintf(log, "state and log kept in %s\n", dir)
+	}
+	bin := o.bin
+	if bin == "" {
+		if bin, err = buildBinary(ctx, dir, ""); err != nil {
+			return nil, err
+		}
+	}
+	st, err := os.Stat(bin)
+	if err != nil {
+		return nil, err
+	}
+	raiseFileLimit()
+	p := startPlatforms(log)
+	defer p.close()
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	var tok [24]byte
+	_, _ = rand.Read(tok[:])
+	token := hex.EncodeToString(tok[:])
+	cfgPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte(p.config(port, token, echoModel, "")), 0o600); err != nil {
+		return nil, err
+	}
+	state := filepath.Join(dir, "state")
+	c, err := startChild(bin, cfgPath, p.env(state))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := c.stop(30 * time.Second); err != nil {
+			fmt.Fprintf(log, "stopping switchboard: %v\n", err)
+		}
+		if o.keep {
+			_ = os.WriteFile(filepath.Join(dir, "switchboard.log"), c.log.Bytes(), 0o600)
+		}
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	ready, err := c.waitReady(ctx, base, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	res := &footprintResult{
+		Date: time.Now().UTC().Format(time.RFC3339), BinaryBytes: st.Size(),
+		ReadyMs: float64(ready.Microseconds()) / 1000, Bridges: "telegram, slack (socket mode), discord; gateway on",
+		IdleSeconds: o.idle.Seconds(), Conns: o.conns,
+	}
+	select {
+	case <-time.After(o.idle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if res.Idle, err = readMemory(c.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	if o.conns > 0 {
+		start := time.Now()
+		clients, err := openConns(ctx, fmt.Sprintf("ws://127.0.0.1:%d/", port), token, o.conns)
+		res.ConnsOpened = len(clients)
+		res.ConnectSecs = time.Since(start).Seconds()
+		defer func() {
+			for _, cl := range clients {
+				cl.Close()
+			}
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("opened %d of %d gateway connections: %w", len(clients), o.conns, err)
+		}
+		if res.WithConns, err = readMemory(c.cmd.Process.Pid); err != nil {
+			return nil, err
+		}
+	}
+	res.PlatformErrors = p.host.Errors()
+	return res, nil
+}
+
+// openConns opens n authenticated operator connections, 16 at a time:
+// the gateway allows 32 unauthenticated sockets per address.
+func openConns(ctx context.Context, url, token string, n int) ([]*client.Client, error) {
+	var (
+		mu      sync.Mutex
+		clients []*client.Client
+		first   error
+		wg      sync.WaitGroup
+	)
+	sem := make(chan struct{}, 16)
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			cl, err := client.Dial(dctx, client.Options{URL: url, Token: token, Scopes: []string{protocol.ScopeRead}})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				return
+			}
+			clients = append(clients, cl)
+		}()
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
+	}
+	wg.Wait()
+	return clients, first
+}
+
+// table prints the result for people.
+func (r *footprintResult) table(w io.Writer) {
+	mb := func(kb int64) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }
+	rows := [][2]string{
+		{"binary size", fmt.Sprintf("%.1f MB", float64(r.BinaryBytes)/(1<<20))},
+		{"exec → /readyz 200", fmt.Sprintf("%.1f ms", r.ReadyMs)},
+		{"configured", r.Bridges},
+		{fmt.Sprintf("idle RSS after %.0f s (peak)", r.IdleSeconds), mb(r.Idle.RSSKB) + " (" + mb(r.Idle.PeakRSSKB) + "), " + fmt.Sprint(r.Idle.Threads) + " threads"},
+	}
+	if r.Conns > 0 {
+		rows = append(rows, [2]string{fmt.Sprintf("RSS with %d idle gateway connections (peak)", r.ConnsOpened),
+			mb(r.WithConns.RSSKB) + " (" + mb(r.WithConns.PeakRSSKB) + "), opened in " + fmt.Sprintf("%.1f s", r.ConnectSecs)})
+	}
+	width := 0
+	for _, row := range rows {
+		width = max(width, len([]rune(row[0])))
+	}
+	for _, row := range rows {
+		fmt.Fprintf(w, "%s%s  %s\n", row[0], strings.Repeat(" ", width-len([]rune(row[0]))), row[1])
+	}
+}
