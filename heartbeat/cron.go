@@ -150,8 +150,11 @@ type Cron struct {
 	jobs   map[string]*Job
 	due    dueQueue // next run times, earliest first
 	active map[string]*activeRun
-	timer  queue.Timer
-	loaded bool
+	// running holds the ids of cron turns this process's dispatcher has
+	// started and not yet ended (RunStarted to RunEnded).
+	running map[string]bool
+	timer   queue.Timer
+	loaded  bool
 	// unfinished are the runs Load found unfinished, for Start to resume.
 	unfinished []store.CronRun
 	started    bool
@@ -623,7 +626,9 @@ func (c *Cron) dispatch(ctx context.Context, j *Job, run store.CronRun, key core
 		// Resumed after a crash: the journal has the turn. Pending, the
 		// dispatcher replays it and RunEnded finishes the run; finished,
 		// its result was lost with the process.
-		if c.journalPending(ctx, rcpt.EntryID) {
+		// Or the journal replayed it in this process and it has just
+		// completed: RunEnded, right behind, finishes the run.
+		if c.journalPending(ctx, rcpt.EntryID) || c.startedHere(run.RunID) {
 			return
 		}
 		if c.take(run.RunID) {

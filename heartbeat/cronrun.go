@@ -26,8 +26,29 @@ type result struct {
 	deliveryErr         string
 }
 
-// RunStarted implements queue.Observer.
-func (c *Cron) RunStarted(queue.RunInfo) {}
+// RunStarted implements queue.Observer: it notes the cron turns running
+// here, so a resumed run whose journal entry is already done is known to
+// be finishing in this process (RunEnded follows) rather than lost.
+func (c *Cron) RunStarted(info queue.RunInfo) {
+	if info.Kind != core.InboundCron {
+		return
+	}
+	c.mu.Lock()
+	if c.running == nil {
+		c.running = map[string]bool{}
+	}
+	for _, id := range append([]string{info.RunID}, info.ClientRunIDs...) {
+		c.running[id] = true
+	}
+	c.mu.Unlock()
+}
+
+// startedHere reports whether the turn of runID runs in this process.
+func (c *Cron) startedHere(runID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running[runID]
+}
 
 // RunEvent implements queue.Observer.
 func (c *Cron) RunEvent(queue.RunInfo, core.AgentEvent) {}
@@ -41,6 +62,7 @@ func (c *Cron) RunEnded(info queue.RunInfo, res *agent.Result, err error) {
 	ids := append([]string{info.RunID}, info.ClientRunIDs...)
 	for _, id := range ids {
 		c.mu.Lock()
+		delete(c.running, id)
 		a := c.active[id]
 		delete(c.active, id)
 		stopped := c.stopped
