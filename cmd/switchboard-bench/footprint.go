@@ -27,6 +27,9 @@ type footprintResult struct {
 	Conns       int     `json:"gatewayConnections"`
 	ConnsOpened int     `json:"gatewayConnectionsOpened"`
 	WithConns   memory  `json:"withConnections"`
+	// Settled is the RSS with the connections open after another idle
+	// period (the connect storm\'s garbage collected).
+	Settled     memory  `json:"withConnectionsSettled"`
 	ConnectSecs float64 `json:"connectSeconds"`
 	// PlatformErrors counts problems the platform fakes reported (a
 	// request they did not understand): 0 in a valid run.
@@ -114,6 +117,14 @@ func footprint(ctx context.Context, o options, log io.Writer) (*footprintResult,
 		if res.WithConns, err = readMemory(c.cmd.Process.Pid); err != nil {
 			return nil, err
 		}
+		select {
+		case <-time.After(o.idle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if res.Settled, err = readMemory(c.cmd.Process.Pid); err != nil {
+			return nil, err
+		}
 	}
 	res.PlatformErrors = p.host.Errors()
 	return res, nil
@@ -170,7 +181,9 @@ func (r *footprintResult) table(w io.Writer) {
 	}
 	if r.Conns > 0 {
 		rows = append(rows, [2]string{fmt.Sprintf("RSS with %d idle gateway connections (peak)", r.ConnsOpened),
-			mb(r.WithConns.RSSKB) + " (" + mb(r.WithConns.PeakRSSKB) + "), opened in " + fmt.Sprintf("%.1f s", r.ConnectSecs)})
+			mb(r.WithConns.RSSKB) + " (" + mb(r.WithConns.PeakRSSKB) + "), opened in " + fmt.Sprintf("%.1f s", r.ConnectSecs)},
+			[2]string{fmt.Sprintf("… %.0f s later", r.IdleSeconds), mb(r.Settled.RSSKB) + fmt.Sprintf(" (%.1f KB per connection over idle)",
+				float64(r.Settled.RSSKB-r.Idle.RSSKB)/float64(max(r.ConnsOpened, 1)))})
 	}
 	width := 0
 	for _, row := range rows {

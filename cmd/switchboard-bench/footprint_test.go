@@ -50,7 +50,7 @@ func TestFootprintMeasuresARealChild(t *testing.T) {
 		t.Fatalf("json: %v %s", err, b)
 	}
 	if res.BinaryBytes <= 0 || res.ReadyMs <= 0 || res.Idle.RSSKB <= 0 || res.Idle.PeakRSSKB < res.Idle.RSSKB ||
-		res.ConnsOpened != 20 || res.WithConns.RSSKB <= 0 || res.PlatformErrors != 0 {
+		res.ConnsOpened != 20 || res.WithConns.RSSKB <= 0 || res.Settled.RSSKB <= 0 || res.PlatformErrors != 0 {
 		t.Fatalf("result: %+v", res)
 	}
 	if !strings.Contains(out.String(), "exec → /readyz 200") || !strings.Contains(out.String(), "RSS with 20 idle gateway connections") {
