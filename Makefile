@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e generate clean
 
 all: build
 
@@ -68,6 +68,14 @@ fuzz:
 CONNS         ?= 1000
 footprint: build
 	$(GO) run ./cmd/switchboard-bench -mode footprint -bin $(BIN)/switchboard -conns $(CONNS) -json footprint.json
+
+## bench-e2e: SESSIONS × MESSAGES through the Telegram fake to a streaming
+## model fake (first slice of the load tool; fails on a lost, duplicated or
+## reordered reply). Results in bench-e2e.json and bench-e2e.svg.
+SESSIONS      ?= 100
+MESSAGES      ?= 5
+bench-e2e: build
+	$(GO) run ./cmd/switchboard-bench -mode load -bin $(BIN)/switchboard -sessions $(SESSIONS) -messages $(MESSAGES) -json bench-e2e.json -svg bench-e2e.svg
 
 ## generate: regenerate generated files (config field docs).
 generate:

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/bridges/discord/discordtest"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
@@ -18,11 +23,11 @@ type platforms struct {
 	discord  *discordtest.Server
 }
 
-func startPlatforms(log io.Writer) *platforms {
+func startPlatforms(log io.Writer, tgOpts ...telegramtest.Option) *platforms {
 	h := &tb.Host{W: log}
 	return &platforms{
 		host:     h,
-		telegram: telegramtest.New(h),
+		telegram: telegramtest.New(h, tgOpts...),
 		slack:    slacktest.New(h),
 		discord:  discordtest.New(h),
 	}
@@ -87,4 +92,36 @@ func modelRef(modelYAML string) string {
 		return "echo/echo"
 	}
 	return "fake/bench"
+}
+
+// metrics reads the Go runtime's gauges from the child's /metrics:
+// goroutines and the longest GC pause.
+func readMetrics(base string) (goroutines int, maxPauseMs float64) {
+	cl := &http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get(base + "/metrics")
+	if err != nil {
+		return -1, -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	goroutines, maxPauseMs = -1, -1
+	for sc.Scan() {
+		line := sc.Text()
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		switch f[0] {
+		case "go_goroutines":
+			goroutines = int(v)
+		case `go_gc_duration_seconds{quantile="1"}`:
+			maxPauseMs = v * 1000
+		}
+	}
+	return goroutines, maxPauseMs
 }

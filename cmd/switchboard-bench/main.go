@@ -1,7 +1,16 @@
 // Command switchboard-bench measures a real `switchboard run` child
 // process against in-process fakes of the chat platforms.
 //
-// Mode footprint (the first mode; load, chaos and soak follow): binary
+// Mode load: -sessions sessions × -messages messages through the Telegram
+// fake (every -group-every-th session a supergroup where the bot is
+// mentioned) to an OpenAI-compatible streaming fake with -latency before
+// the first token and -tps tokens per second. Each session sends its next
+// message once the last was answered. Measured: throughput, platform
+// message → model request and model done → reply latencies, RSS,
+// goroutines, the longest GC pause; checked: every message answered exactly
+// once, in order (exit 1 otherwise). -svg writes a latency histogram.
+//
+// Mode footprint: binary
 // size, the time from exec to /readyz answering 200, idle RSS after -idle
 // with the Telegram, Slack (Socket Mode) and Discord bridges connected to
 // their fakes and the gateway on, then RSS with -conns idle gateway
@@ -31,19 +40,29 @@ type options struct {
 	idle     time.Duration
 	conns    int
 	jsonPath string
+	svgPath  string
 	keep     bool
+	load     loadOptions
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("switchboard-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: footprint")
+	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load or footprint")
 	fs.StringVar(&o.bin, "bin", "", "the switchboard binary to run (default: build ./cmd/switchboard with CGO_ENABLED=0 into a temporary directory)")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "footprint: how long the daemon idles before its RSS is read")
 	fs.IntVar(&o.conns, "conns", 10000, "footprint: idle gateway connections to open after the idle reading (0: none)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the child's state directory and log")
+	fs.StringVar(&o.svgPath, "svg", "", "load: write a latency histogram (SVG) to this file")
+	fs.IntVar(&o.load.sessions, "sessions", 100, "load: sessions (chats) sending at once")
+	fs.IntVar(&o.load.messages, "messages", 5, "load: messages per session, each after the last was answered")
+	fs.IntVar(&o.load.groupEvery, "group-every", 4, "load: every n-th session is a group where the bot is mentioned (0: DMs only)")
+	fs.DurationVar(&o.load.latency, "latency", 0, "load: the model's time to first token")
+	fs.Float64Var(&o.load.tps, "tps", 0, "load: the model's tokens per second (0: all at once)")
+	fs.IntVar(&o.load.tokens, "tokens", 20, "load: tokens per answer")
+	fs.DurationVar(&o.load.replyTimeout, "reply-timeout", 60*time.Second, "load: how long a session waits for an answer before counting it lost")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -64,8 +83,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		return 0
+	case "load":
+		res, err := load(ctx, o, o.load, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
+			return 1
+		}
+		res.table(stdout)
+		if o.jsonPath != "" {
+			if err := writeJSON(o.jsonPath, res); err != nil {
+				fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
+				return 1
+			}
+		}
+		if o.svgPath != "" {
+			if err := writeHistogram(o.svgPath, map[string][]float64{
+				"platform → model request": res.inToModel, "model done → reply": res.modelToReply,
+			}); err != nil {
+				fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
+				return 1
+			}
+		}
+		if !res.ok() {
+			fmt.Fprintf(stderr, "switchboard-bench: FAILED: %d lost, %d duplicated, %d out of order, %d platform errors\n",
+				res.Lost, res.Duplicated, res.OutOfOrder, res.PlatformErrors)
+			return 1
+		}
+		return 0
 	default:
-		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: footprint\n", o.mode)
+		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, footprint\n", o.mode)
 		return 2
 	}
 }

@@ -346,7 +346,7 @@ func (s *Server) sendMessage(_ context.Context, p *params) (any, *apiError) {
 	m.LinkPreviewOptions = p.rawJSON("link_preview_options")
 	m.ReplyMarkup = p.rawJSON("reply_markup")
 	s.recordMessageLocked(m, true)
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		Method:              "sendMessage",
 		ChatID:              o.chatID,
 		MessageID:           m.MessageID,
@@ -421,7 +421,7 @@ func (s *Server) editMessageText(_ context.Context, p *params) (any, *apiError) 
 	if lpo := p.rawJSON("link_preview_options"); lpo != nil {
 		stored.msg.LinkPreviewOptions = lpo
 	}
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		Method:             "editMessageText",
 		ChatID:             chatID,
 		MessageID:          messageID,
@@ -533,7 +533,7 @@ func (s *Server) sendMedia(methodName, field string, p *params) (any, *apiError)
 	m.Caption, m.CaptionEntities = plain, entities
 	m.ReplyMarkup = p.rawJSON("reply_markup")
 	s.recordMessageLocked(m, true)
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		Method:              methodName,
 		ChatID:              o.chatID,
 		MessageID:           m.MessageID,
@@ -664,4 +664,13 @@ func (s *Server) getFile(_ context.Context, p *params) (any, *apiError) {
 		return nil, badRequest("file is too big")
 	}
 	return f.file, nil
+}
+
+// recordSentLocked records a message the bot sent and reports it to the
+// WithOnSent callback.
+func (s *Server) recordSentLocked(m SentMessage) {
+	s.sent = append(s.sent, m)
+	if s.onSent != nil {
+		s.onSent(m)
+	}
 }

@@ -45,6 +45,7 @@ type config struct {
 	token   string
 	botUser *User
 	clock   func() time.Time
+	onSent  func(SentMessage)
 }
 
 // WithToken sets the bot token the server accepts. Unless WithBotUser is also
@@ -55,6 +56,11 @@ func WithToken(token string) Option { return func(c *config) { c.token = token }
 // carry in "from"; IsBot is forced on and a zero ID is taken from the token.
 // Without it the bot is "Switchboard" with username "switchboard_bot".
 func WithBotUser(u User) Option { return func(c *config) { c.botUser = &u } }
+
+// WithOnSent calls f with every message the bot sends, as it is recorded
+// (under the server's lock: f must be quick and must not call the
+// server). A load tool times replies with it without scanning Sent.
+func WithOnSent(f func(SentMessage)) Option { return func(c *config) { c.onSent = f } }
 
 // WithClock sets the clock that dates messages; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
@@ -94,6 +100,9 @@ type Server struct {
 	answers      []CallbackAnswer
 	calls        []Call
 	faults       map[string][]fault // by lower-case method name
+
+	// onSent is WithOnSent's callback, or nil.
+	onSent func(SentMessage)
 }
 
 type queuedUpdate struct {
@@ -236,6 +245,7 @@ func New(t tb.TB, opts ...Option) *Server {
 		BotUser:       bot,
 		t:             t,
 		clock:         cfg.clock,
+		onSent:        cfg.onSent,
 		closing:       make(chan struct{}),
 		webhookClient: &http.Client{Transport: &http.Transport{}},
 		nextUpdateID:  1,

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
+)
+
+// loadResult is what the load mode measures.
+type loadResult struct {
+	Date           string  `json:"date"`
+	Sessions       int     `json:"sessions"`
+	PerSession     int     `json:"messagesPerSession"`
+	GroupSessions  int     `json:"groupSessions"`
+	ModelLatencyMs float64 `json:"modelFirstTokenLatencyMs"`
+	ModelTPS       float64 `json:"modelTokensPerSecond"`
+	Sent           int     `json:"sent"`
+	Replied        int     `json:"replied"`
+	Lost           int     `json:"lost"`
+	Duplicated     int     `json:"duplicated"`
+	OutOfOrder     int     `json:"outOfOrder"`
+	Seconds        float64 `json:"seconds"`
+	PerSecond      float64 `json:"messagesPerSecond"`
+	// InToModel is platform message sent → model request received;
+	// ModelToReply is model stream done → reply received by the platform.
+	InToModel    percentiles `json:"inboundToModelMs"`
+	ModelToReply percentiles `json:"modelDoneToReplyMs"`
+	Peak         memory      `json:"afterLoad"`
+	Goroutines   int         `json:"goroutinesAfterLoad"`
+	MaxGCPauseMs float64     `json:"maxGCPauseMs"`
+	// PlatformErrors counts problems the fakes reported: 0 in a valid run.
+	PlatformErrors int64 `json:"platformErrors"`
+
+	inToModel, modelToReply []float64
+}
+
+// percentiles of a latency sample, in milliseconds.
+type percentiles struct {
+	P50, P90, P99, Max float64
+	N                  int
+}
+
+func percentilesOf(v []float64) percentiles {
+	if len(v) == 0 {
+		return percentiles{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return percentiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: s[len(s)-1], N: len(s)}
+}
+
+// tracker follows every message by its marker.
+type tracker struct {
+	mu      sync.Mutex
+	sent    map[string]time.Time
+	modelIn map[string]time.Time
+	modelOK map[string]time.Time
+	replies map[string]int
+	lastSeq map[int]int // per session: the highest seq answered
+	order   int         // replies that arrived after a later message's
+	waiters map[string]chan struct{}
+	inLat   []float64
+	outLat  []float64
+}
+
+func newTracker() *tracker {
+	return &tracker{sent: map[string]time.Time{}, modelIn: map[string]time.Time{}, modelOK: map[string]time.Time{},
+		replies: map[string]int{}, lastSeq: map[int]int{}, waiters: map[string]chan struct{}{}}
+}
+
+func parseMarker(m string) (session, seq int, ok bool) {
+	a, b, ok := strings.Cut(strings.TrimPrefix(m, "#m"), "-")
+	if !ok {
+		return 0, 0, false
+	}
+	s, err1 := strconv.Atoi(a)
+	q, err2 := strconv.Atoi(b)
+	return s, q, err1 == nil && err2 == nil
+}
+
+func (t *tracker) pushed(marker string, at time.Time) chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sent[marker] = at
+	ch := make(chan struct{}, 1)
+	t.waiters[marker] = ch
+	return ch
+}
+
+func (t *tracker) modelRequest(marker string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, seen := t.modelIn[marker]; seen || marker == "" {
+		return // a retry: keep the first
+	}
+	t.modelIn[marker] = at
+	if s, ok := t.sent[marker]; ok {
+		t.inLat = append(t.inLat, float64(at.Sub(s).Microseconds())/1000)
+	}
+}
+
+func (t *tracker) modelDone(marker string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.modelOK[marker] = at
+}
+
+// reply is the Telegram fake's WithOnSent callback.
+func (t *tracker) reply(m telegramtest.SentMessage) {
+	marker := markerRE.FindString(m.PlainText)
+	if marker == "" {
+		return
+	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.replies[marker]++
+	if t.replies[marker] > 1 {
+		return
+	}
+	if d, ok := t.modelOK[marker]; ok {
+		t.outLat = append(t.outLat, float64(now.Sub(d).Microseconds())/1000)
+	}
+	if s, q, ok := parseMarker(marker); ok {
+		if last, seen := t.lastSeq[s]; seen && q < last {
+			t.order++
+		} else {
+			t.lastSeq[s] = q
+		}
+	}
+	if ch := t.waiters[marker]; ch != nil {
+		ch <- struct{}{}
+		delete(t.waiters, marker)
+	}
+}
+
+// loadOptions are the load mode's flags.
+type loadOptions struct {
+	sessions, messages int
+	groupEvery         int
+	latency            time.Duration
+	tps                float64
+	tokens             int
+	replyTimeout       time.Duration
+}
+
+// load drives sessions × messages through Telegram: each session sends a
+// message, waits for its reply, then sends the next (closed loop; Telegram
+// paces a chat to one message a second, so a session cannot go faster).
+// Every groupEvery-th session is a supergroup where the message mentions
+// the bot.
+func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadResult, error) {
+	dir, err := os.MkdirTemp("", "switchboard-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if !o.keep {
+		defer os.RemoveAll(dir)
+	}
+	bin := o.bin
+	if bin == "" {
+		if bin, err = buildBinary(ctx, dir, ""); err != nil {
+			return nil, err
+		}
+	}
+	raiseFileLimit()
+	tr := newTracker()
+	p := startPlatforms(log, telegramtest.WithOnSent(tr.reply))
+	defer p.close()
+	mdl := startModel(lo.latency, lo.tps, lo.tokens, tr.modelRequest, tr.modelDone)
+	defer mdl.close()
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	var tok [24]byte
+	_, _ = rand.Read(tok[:])
+	cfgPath := filepath.Join(dir, "config.yaml")
+	extra := "messages:\n  queue: {mode: followup, debounceMs: 0}\n"
+	if err := os.WriteFile(cfgPath, []byte(p.config(port, hex.EncodeToString(tok[:]), mdl.yaml(), extra)), 0o600); err != nil {
+		return nil, err
+	}
+	c, err := startChild(bin, cfgPath, p.env(filepath.Join(dir, "state")))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := c.stop(30 * time.Second); err != nil {
+			fmt.Fprintf(log, "stopping switchboard: %v\n", err)
+		}
+		if o.keep {
+			_ = os.WriteFile(filepath.Join(dir, "switchboard.log"), c.log.Bytes(), 0o600)
+		}
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if _, err := c.waitReady(ctx, base, 30*time.Second); err != nil {
+		return nil, err
+	}
+	res := &loadResult{Date: time.Now().UTC().Format(time.RFC3339), Sessions: lo.sessions, PerSession: lo.messages,
+		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTPS: lo.tps}
+	start := time.Now()
+	var wg sync.WaitGroup
+	var sentMu sync.Mutex
+	for i := 0; i < lo.sessions; i++ {
+		group := lo.groupEvery > 0 && i%lo.groupEvery == lo.groupEvery-1
+		if group {
+			res.GroupSessions++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			user := telegramtest.User{ID: int64(100000 + i), FirstName: "User" + strconv.Itoa(i)}
+			chat, kind, prefix := int64(100000+i), telegramtest.ChatPrivate, ""
+			if group {
+				chat, kind, prefix = -int64(100000+i), telegramtest.ChatSupergroup, "@switchboard_bot "
+			}
+			for j := 0; j < lo.messages; j++ {
+				marker := fmt.Sprintf("#m%d-%d", i, j)
+				ch := tr.pushed(marker, time.Now())
+				p.telegram.PushUpdate(p.telegram.TextMessage(chat, kind, user, prefix+"question "+marker))
+				sentMu.Lock()
+				res.Sent++
+				sentMu.Unlock()
+				select {
+				case <-ch:
+				case <-time.After(lo.replyTimeout):
+					return // counted as lost; the session stops
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	// Late duplicates show up here.
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
+	tr.mu.Lock()
+	for m := range tr.sent {
+		switch n := tr.replies[m]; {
+		case n == 0:
+			res.Lost++
+		case n > 1:
+			res.Duplicated += n - 1
+			res.Replied++
+		default:
+			res.Replied++
+		}
+	}
+	res.OutOfOrder = tr.order
+	res.inToModel, res.modelToReply = slices.Clone(tr.inLat), slices.Clone(tr.outLat)
+	tr.mu.Unlock()
+	res.InToModel, res.ModelToReply = percentilesOf(res.inToModel), percentilesOf(res.modelToReply)
+	res.PerSecond = float64(res.Replied) / res.Seconds
+	if res.Peak, err = readMemory(c.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	res.Goroutines, res.MaxGCPauseMs = readMetrics(base)
+	res.PlatformErrors = p.host.Errors()
+	return res, nil
+}
+
+// table prints the result for people.
+func (r *loadResult) table(w io.Writer) {
+	pc := func(p percentiles) string {
+		return fmt.Sprintf("p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms (n=%d)", p.P50, p.P90, p.P99, p.Max, p.N)
+	}
+	fmt.Fprintf(w, "sessions × messages       %d × %d (%d group sessions), model %.0f ms first token, %.0f tokens/s\n",
+		r.Sessions, r.PerSession, r.GroupSessions, r.ModelLatencyMs, r.ModelTPS)
+	fmt.Fprintf(w, "sent / replied            %d / %d in %.1f s (%.0f messages/s)\n", r.Sent, r.Replied, r.Seconds, r.PerSecond)
+	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d\n", r.Lost, r.Duplicated, r.OutOfOrder)
+	fmt.Fprintf(w, "platform → model request  %s\n", pc(r.InToModel))
+	fmt.Fprintf(w, "model done → reply        %s\n", pc(r.ModelToReply))
+	fmt.Fprintf(w, "RSS after load (peak)     %.1f MB (%.1f MB), %d goroutines, max GC pause %.2f ms\n",
+		float64(r.Peak.RSSKB)/1024, float64(r.Peak.PeakRSSKB)/1024, r.Goroutines, r.MaxGCPauseMs)
+}
+
+// ok reports whether every message got exactly one reply, in order.
+func (r *loadResult) ok() bool {
+	return r.Lost == 0 && r.Duplicated == 0 && r.OutOfOrder == 0 && r.PlatformErrors == 0 && r.Sent > 0
+}

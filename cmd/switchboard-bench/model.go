@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"time"
+)
+
+// markerRE finds the message markers the load driver puts in every
+// message ("#m<session>-<seq>").
+var markerRE = regexp.MustCompile(`#m[0-9]+-[0-9]+`)
+
+// model is an OpenAI-compatible streaming chat completions server that
+// answers every request with "ack <marker>" plus filler tokens, after a
+// first-token latency and at a token rate.
+type model struct {
+	srv     *httptest.Server
+	latency time.Duration
+	tps     float64
+	tokens  int
+	// onRequest and onDone see each request's marker (the last one in the
+	// body: the newest user message) when it arrives and when its stream
+	// ends.
+	onRequest, onDone func(marker string, at time.Time)
+}
+
+func startModel(latency time.Duration, tps float64, tokens int, onRequest, onDone func(string, time.Time)) *model {
+	m := &model{latency: latency, tps: tps, tokens: max(tokens, 1), onRequest: onRequest, onDone: onDone}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	return m
+}
+
+func (m *model) close() { m.srv.Close() }
+
+// yaml is the models.providers entry for the child's configuration.
+func (m *model) yaml() string {
+	return fmt.Sprintf("    fake:\n      api: openai-completions\n      baseUrl: %s/v1\n      apiKey: bench-key\n      models: [{id: bench, contextWindow: 200000, maxTokens: 1024}]\n", m.srv.URL)
+}
+
+func (m *model) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	all := markerRE.FindAll(body, -1)
+	marker := ""
+	if len(all) > 0 {
+		marker = string(all[len(all)-1])
+	}
+	if m.onRequest != nil {
+		m.onRequest(marker, time.Now())
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl, _ := w.(http.Flusher)
+	send := func(delta, finish string) {
+		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"bench\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, finish)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	send(`{"role":"assistant","content":""}`, "null")
+	if m.latency > 0 {
+		time.Sleep(m.latency)
+	}
+	for i := 0; i < m.tokens; i++ {
+		text := " ok"
+		if i == 0 {
+			text = "ack " + marker
+		}
+		b, _ := json.Marshal(map[string]string{"content": text})
+		send(string(b), "null")
+		if m.tps > 0 && i < m.tokens-1 {
+			time.Sleep(time.Duration(float64(time.Second) / m.tps))
+		}
+	}
+	send(`{}`, `"stop"`)
+	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"bench\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n",
+		len(body)/4, m.tokens, len(body)/4+m.tokens)
+	if fl != nil {
+		fl.Flush()
+	}
+	if m.onDone != nil {
+		m.onDone(marker, time.Now())
+	}
+}
