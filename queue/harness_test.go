@@ -101,11 +101,24 @@ type recorder struct {
 	got     []Delivery
 	queued  []core.Inbound
 	changed chan struct{}
+	// hold, when set, makes Deliver wait for it to be closed (a platform
+	// pacing its sends).
+	hold chan struct{}
 }
 
 func newRecorder() *recorder { return &recorder{changed: make(chan struct{}, 1024)} }
 
-func (r *recorder) Deliver(_ context.Context, d Delivery) error {
+func (r *recorder) Deliver(ctx context.Context, d Delivery) error {
+	r.mu.Lock()
+	hold := r.hold
+	r.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	r.mu.Lock()
 	r.got = append(r.got, d)
 	r.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -189,7 +190,11 @@ func (d *Dispatcher) execute(s *session, r *run) {
 		d.afterRun(s, r, nil, err)
 		return
 	}
-	defer r.lane.release()
+	// The slot bounds model turns, not deliveries: it is given back as soon
+	// as the turn ends, so a reply waiting out a platform's pacing (one
+	// message a second per Telegram chat) does not hold up other sessions.
+	release := sync.OnceFunc(r.lane.release)
+	defer release()
 
 	r.turn.SystemEvents = d.events.Drain(r.key)
 	for _, ev := range r.turn.SystemEvents {
@@ -231,6 +236,7 @@ func (d *Dispatcher) execute(s *session, r *run) {
 		}
 	}
 	res, err := d.deps.Runner.Run(r.ctx, r.turn)
+	release()
 	if err == nil && !errors.Is(context.Cause(r.ctx), errShutdown) {
 		d.complete(r, res)
 	}

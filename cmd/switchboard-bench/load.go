@@ -188,7 +188,9 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	var tok [24]byte
 	_, _ = rand.Read(tok[:])
 	cfgPath := filepath.Join(dir, "config.yaml")
-	extra := "messages:\n  queue: {mode: followup, debounceMs: 0}\n"
+	// One session per chat, as a bot with many users runs (the default
+	// dmScope main would put every DM in one session).
+	extra := "messages:\n  queue: {mode: followup, debounceMs: 0}\nsession:\n  dmScope: per-channel-peer\n"
 	if err := os.WriteFile(cfgPath, []byte(p.config(port, hex.EncodeToString(tok[:]), mdl.yaml(), extra)), 0o600); err != nil {
 		return nil, err
 	}
