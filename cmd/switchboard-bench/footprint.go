@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -37,57 +34,16 @@ type footprintResult struct {
 }
 
 func footprint(ctx context.Context, o options, log io.Writer) (*footprintResult, error) {
-	dir, err := os.MkdirTemp("", "switchboard-bench-")
+	r, err := startRig(ctx, o, log, echoModel, "")
 	if err != nil {
 		return nil, err
 	}
-	if !o.keep {
-		defer os.RemoveAll(dir)
-	} else {
-		fmt.Fprintf(log, "state and log kept in %s\n", dir)
-	}
-	bin := o.bin
-	if bin == "" {
-		if bin, err = buildBinary(ctx, dir, ""); err != nil {
-			return nil, err
-		}
-	}
-	st, err := os.Stat(bin)
+	defer r.close(log, o.keep)
+	st, err := os.Stat(r.bin)
 	if err != nil {
 		return nil, err
 	}
-	raiseFileLimit()
-	p := startPlatforms(log)
-	defer p.close()
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	var tok [24]byte
-	_, _ = rand.Read(tok[:])
-	token := hex.EncodeToString(tok[:])
-	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(p.config(port, token, echoModel, "")), 0o600); err != nil {
-		return nil, err
-	}
-	state := filepath.Join(dir, "state")
-	c, err := startChild(bin, cfgPath, p.env(state))
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err := c.stop(30 * time.Second); err != nil {
-			fmt.Fprintf(log, "stopping switchboard: %v\n", err)
-		}
-		if o.keep {
-			_ = os.WriteFile(filepath.Join(dir, "switchboard.log"), c.log.Bytes(), 0o600)
-		}
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	ready, err := c.waitReady(ctx, base, 30*time.Second)
-	if err != nil {
-		return nil, err
-	}
+	c, p, port, token, ready := r.c, r.p, r.port, r.token, r.ready
 	res := &footprintResult{
 		Date: time.Now().UTC().Format(time.RFC3339), BinaryBytes: st.Size(),
 		ReadyMs: float64(ready.Microseconds()) / 1000, Bridges: "telegram, slack (socket mode), discord; gateway on",

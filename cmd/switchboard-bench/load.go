@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,54 +158,18 @@ type loadOptions struct {
 // Every groupEvery-th session is a supergroup where the message mentions
 // the bot.
 func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadResult, error) {
-	dir, err := os.MkdirTemp("", "switchboard-bench-")
-	if err != nil {
-		return nil, err
-	}
-	if !o.keep {
-		defer os.RemoveAll(dir)
-	}
-	bin := o.bin
-	if bin == "" {
-		if bin, err = buildBinary(ctx, dir, ""); err != nil {
-			return nil, err
-		}
-	}
-	raiseFileLimit()
 	tr := newTracker()
-	p := startPlatforms(log, telegramtest.WithOnSent(tr.reply))
-	defer p.close()
 	mdl := startModel(lo.latency, lo.tps, lo.tokens, tr.modelRequest, tr.modelDone)
 	defer mdl.close()
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	var tok [24]byte
-	_, _ = rand.Read(tok[:])
-	cfgPath := filepath.Join(dir, "config.yaml")
 	// One session per chat, as a bot with many users runs (the default
 	// dmScope main would put every DM in one session).
 	extra := "messages:\n  queue: {mode: followup, debounceMs: 0}\nsession:\n  dmScope: per-channel-peer\n"
-	if err := os.WriteFile(cfgPath, []byte(p.config(port, hex.EncodeToString(tok[:]), mdl.yaml(), extra)), 0o600); err != nil {
-		return nil, err
-	}
-	c, err := startChild(bin, cfgPath, p.env(filepath.Join(dir, "state")))
+	r, err := startRig(ctx, o, log, mdl.yaml(), extra, telegramtest.WithOnSent(tr.reply))
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := c.stop(30 * time.Second); err != nil {
-			fmt.Fprintf(log, "stopping switchboard: %v\n", err)
-		}
-		if o.keep {
-			_ = os.WriteFile(filepath.Join(dir, "switchboard.log"), c.log.Bytes(), 0o600)
-		}
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if _, err := c.waitReady(ctx, base, 30*time.Second); err != nil {
-		return nil, err
-	}
+	defer r.close(log, o.keep)
+	p, c, base := r.p, r.c, r.base
 	res := &loadResult{Date: time.Now().UTC().Format(time.RFC3339), Sessions: lo.sessions, PerSession: lo.messages,
 		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTPS: lo.tps}
 	start := time.Now()

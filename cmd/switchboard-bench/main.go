@@ -68,46 +68,44 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
+		return 1
+	}
+	// report prints res and writes its JSON.
+	report := func(res interface{ table(io.Writer) }) error {
+		res.table(stdout)
+		if o.jsonPath == "" {
+			return nil
+		}
+		return writeJSON(o.jsonPath, res)
+	}
 	switch o.mode {
 	case "footprint":
 		res, err := footprint(ctx, o, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
-			return 1
+		if err == nil {
+			err = report(res)
 		}
-		res.table(stdout)
-		if o.jsonPath != "" {
-			if err := writeJSON(o.jsonPath, res); err != nil {
-				fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
-				return 1
-			}
+		if err != nil {
+			return fail(err)
 		}
 		return 0
 	case "load":
 		res, err := load(ctx, o, o.load, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
-			return 1
+		if err == nil {
+			err = report(res)
 		}
-		res.table(stdout)
-		if o.jsonPath != "" {
-			if err := writeJSON(o.jsonPath, res); err != nil {
-				fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
-				return 1
-			}
-		}
-		if o.svgPath != "" {
-			if err := writeHistogram(o.svgPath, map[string][]float64{
+		if err == nil && o.svgPath != "" {
+			err = writeHistogram(o.svgPath, map[string][]float64{
 				"platform → model request": res.inToModel, "model done → reply": res.modelToReply,
-			}); err != nil {
-				fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
-				return 1
-			}
+			})
+		}
+		if err != nil {
+			return fail(err)
 		}
 		if !res.ok() {
-			fmt.Fprintf(stderr, "switchboard-bench: FAILED: %d lost, %d duplicated, %d out of order, %d platform errors\n",
-				res.Lost, res.Duplicated, res.OutOfOrder, res.PlatformErrors)
-			return 1
+			return fail(fmt.Errorf("FAILED: %d lost, %d duplicated, %d out of order, %d platform errors",
+				res.Lost, res.Duplicated, res.OutOfOrder, res.PlatformErrors))
 		}
 		return 0
 	default:
