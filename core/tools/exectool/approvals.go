@@ -1,6 +1,7 @@
 package exectool
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -243,10 +244,7 @@ func (a *Approvals) Pending() []ApprovalRequest {
 	}
 	a.mu.Unlock()
 	slices.SortFunc(out, func(x, y ApprovalRequest) int {
-		if x.CreatedAtMs != y.CreatedAtMs {
-			return int(x.CreatedAtMs - y.CreatedAtMs)
-		}
-		return strings.Compare(x.ID, y.ID)
+		return cmp.Or(cmp.Compare(x.CreatedAtMs, y.CreatedAtMs), strings.Compare(x.ID, y.ID))
 	})
 	return out
 }

@@ -185,7 +185,7 @@ func (e *execTool) Execute(ctx context.Context, call tools.Call, update func(too
 		yield = 0
 	}
 	// An approval that raced with an abort or shutdown starts nothing.
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		return tools.Result{}, context.Cause(ctx)
 	}
 	p, err := start(plan, e.cfg.MaxOutputBytes, timeout, time.Duration(e.cfg.CleanupMs)*time.Millisecond)
@@ -255,11 +255,9 @@ func (e *execTool) approve(ctx context.Context, call tools.Call, req Request, pl
 	return again, nil
 }
 
-// background marks p as left running and says how to reach it.
+// background says how to reach p, left running (it is registered
+// already; Close stops it).
 func (e *execTool) background(p *proc) tools.Result {
-	p.mu.Lock()
-	p.background = true
-	p.mu.Unlock()
 	text := fmt.Sprintf("Command still running in the background (id %s, pid %d): %s\nUse the process tool with action poll and id %s to read its output, or kill to stop it.",
 		p.id, p.cmd.Process.Pid, p.plan.Command(), p.id)
 	if s := p.out.Since(); s != "" {

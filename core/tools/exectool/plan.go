@@ -273,7 +273,7 @@ func (pl *planner) checkOperands(args []string, cwd string) error {
 			if !within(pl.workspace, filepath.Clean(lexical)) {
 				return refuse("operand %q names a path outside the workspace; commands may only name files inside it (tools.exec.workspaceOnly)", a)
 			}
-			if real, err := resolvePath(cwd, v); err != nil || !within(pl.workspace, real) {
+			if !within(pl.workspace, resolvePath(cwd, v)) {
 				return refuse("operand %q leads outside the workspace through a symlink", a)
 			}
 		}
@@ -320,7 +320,7 @@ func operandPaths(a string) []string {
 // kernel does: component by component, each symlink followed before a
 // later ".." applies. Components that do not exist are taken as they are.
 // A dangling symlink or a loop resolves to "/", outside any workspace.
-func resolvePath(dir, p string) (string, error) {
+func resolvePath(dir, p string) string {
 	cur := dir
 	if filepath.IsAbs(p) {
 		cur = string(filepath.Separator)
@@ -341,14 +341,14 @@ func resolvePath(dir, p string) (string, error) {
 		case fi.Mode()&os.ModeSymlink != 0:
 			real, err := filepath.EvalSymlinks(next)
 			if err != nil {
-				return string(filepath.Separator), nil
+				return string(filepath.Separator)
 			}
 			cur = real
 		default:
 			cur = next
 		}
 	}
-	return cur, nil
+	return cur
 }
 
 // within reports whether p is dir or below it.

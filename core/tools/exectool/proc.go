@@ -26,7 +26,6 @@ type proc struct {
 	stopReason string // "timeout", "aborted", "killed", "shutdown"
 	ended      time.Time
 	timer      *time.Timer
-	background bool
 }
 
 // start starts plan's process with a deadline of timeout.

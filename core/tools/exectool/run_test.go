@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core/tools/exectool"
 )
@@ -145,8 +146,9 @@ func TestExecAbortStopsTheCommand(t *testing.T) {
 	}
 	<-r.resolved
 	// Abort once the command runs (an abort before it starts starts nothing).
-	for i := 0; !strings.Contains(r.run("process", map[string]any{"action": "list"}).Content.Text(), "running"); i++ {
-		if i > 100000 {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(r.run("process", map[string]any{"action": "list"}).Content.Text(), "running") {
+		if time.Now().After(deadline) {
 			t.Fatal("the command did not start")
 		}
 	}
