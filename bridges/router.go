@@ -52,6 +52,9 @@ type Router struct {
 
 	mu      sync.RWMutex
 	bridges map[string]routed
+	// expected are the channels a bridge will be added for, closed when
+	// it is (see Expect).
+	expected map[string]chan struct{}
 }
 
 type routed struct {
@@ -87,6 +90,57 @@ func (r *Router) AddWith(b Bridge, o RouteOptions) {
 		r.bridges = map[string]routed{}
 	}
 	r.bridges[routeKey(b.Name(), b.AccountID())] = routed{bridge: b, RouteOptions: o}
+	r.settleLocked(b.Name())
+}
+
+// Expect says a bridge for channel is on its way: until Add (or Settle)
+// for that channel, Deliver holds its deliveries instead of handing them
+// to Fallback. A daemon expects its configured bridges before the
+// dispatcher starts, so the replies a restart interrupted, redelivered at
+// once, wait for their bridge rather than being lost.
+func (r *Router) Expect(channel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.expected == nil {
+		r.expected = map[string]chan struct{}{}
+	}
+	if _, ok := r.expected[strings.ToLower(channel)]; !ok {
+		r.expected[strings.ToLower(channel)] = make(chan struct{})
+	}
+}
+
+// Settle releases the deliveries held for channel without a bridge (its
+// bridge will not come): they go to Fallback.
+func (r *Router) Settle(channel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settleLocked(channel)
+}
+
+func (r *Router) settleLocked(channel string) {
+	if ch, ok := r.expected[strings.ToLower(channel)]; ok {
+		close(ch)
+		delete(r.expected, strings.ToLower(channel))
+	}
+}
+
+// route finds the bridge for channel and account, waiting while the
+// channel's bridge is expected.
+func (r *Router) route(ctx context.Context, channel, accountID string) (routed, bool, error) {
+	for {
+		r.mu.RLock()
+		rt, ok := r.bridges[routeKey(channel, accountID)]
+		wait := r.expected[strings.ToLower(channel)]
+		r.mu.RUnlock()
+		if ok || wait == nil {
+			return rt, ok, nil
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return routed{}, false, fmt.Errorf("bridges: the %s bridge has not started: %w", channel, ctx.Err())
+		}
+	}
 }
 
 // modeFor is the reply-to mode for a delivery in session key.
@@ -126,9 +180,10 @@ func routeKey(channel, accountID string) string {
 // "<runId>:<reply index>", so a delivery repeated after a crash resends
 // only the chunks that were not sent.
 func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
-	r.mu.RLock()
-	rt, ok := r.bridges[routeKey(d.Route.Channel, d.Route.AccountID)]
-	r.mu.RUnlock()
+	rt, ok, err := r.route(ctx, d.Route.Channel, d.Route.AccountID)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		if r.Fallback != nil {
 			return r.Fallback.Deliver(ctx, d)

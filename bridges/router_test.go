@@ -3,6 +3,7 @@ package bridges
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -98,6 +99,52 @@ func TestRouterTagsPrefixLedgerFallback(t *testing.T) {
 	}
 	if err := (&Router{}).Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "slack"}}); err == nil {
 		t.Error("delivery to a channel without a bridge and no fallback succeeded")
+	}
+}
+
+// A delivery for a channel whose bridge is expected waits for it, as the
+// replies a restart interrupted do while the daemon is starting; Settle
+// sends held deliveries to the fallback; a cancelled wait is an error the
+// dispatcher keeps the outcome for.
+func TestRouterHoldsDeliveriesForExpectedBridges(t *testing.T) {
+	b := &recBridge{name: "telegram"}
+	fb := &recDeliverer{}
+	r := &Router{Fallback: fb}
+	r.Expect("telegram")
+	r.Expect("slack")
+	del := func(channel string) queue.Delivery {
+		return queue.Delivery{RunID: "run-1", Route: core.Route{Channel: channel, To: "42"}, Replies: []core.ReplyPayload{{Text: "hi"}}}
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Deliver(t.Context(), del("telegram")) }()
+	// Not delivered while the bridge is missing: not to the fallback
+	// either (which logged it as undeliverable before Expect existed).
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := r.Deliver(ctx, del("telegram")); err == nil || !strings.Contains(err.Error(), "the telegram bridge has not started") {
+		t.Fatalf("cancelled wait = %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("delivered before the bridge was added: %v", err)
+	default:
+	}
+	r.Add(b, ReplyOff, "")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(b.outs) != 1 || b.outs[0].Text != "hi" || len(fb.got) != 0 {
+		t.Fatalf("bridge got %+v, fallback %+v", b.outs, fb.got)
+	}
+	// A bridge that will not come: its deliveries go to the fallback.
+	go func() { done <- r.Deliver(t.Context(), del("slack")) }()
+	r.Settle("slack")
+	if err := <-done; err != nil || len(fb.got) != 1 {
+		t.Fatalf("settled: err %v, fallback %+v", err, fb.got)
+	}
+	// Channels never expected go straight to the fallback.
+	if err := r.Deliver(t.Context(), del("webchat")); err != nil || len(fb.got) != 2 {
+		t.Fatalf("webchat: err %v, fallback %+v", err, fb.got)
 	}
 }
 

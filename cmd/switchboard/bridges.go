@@ -72,8 +72,10 @@ func wireDiscord(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 	if !dc.Enabled {
 		return
 	}
+	bs.router.Expect(discord.Channel)
 	d.add("discord",
 		func(context.Context) error {
+			defer bs.router.Settle(discord.Channel) // a start that failed releases held deliveries
 			opts := dc.Options(core.DefaultAgentID, cfg.Session)
 			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
 			opts.MediaDir = filepath.Join(stateDir, "media", discord.Channel)
@@ -83,7 +85,7 @@ func wireDiscord(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 				return err
 			}
 			bs.router.Add(b, dc.ReplyToMode, dc.ResponsePrefix)
-			bs.start(d, b, gateFor(cfg, b, dc.Access(), b.React, st(), disp(), opts.Log))
+			bs.start(d, b, gateFor(cfg, b, dc.Access(), b.React, st(), disp(), bs.log))
 			return nil
 		},
 		bs.stop,
@@ -110,8 +112,10 @@ func wireSlack(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st
 	if !sc.Enabled {
 		return
 	}
+	bs.router.Expect(slack.Channel)
 	d.add("slack",
 		func(context.Context) error {
+			defer bs.router.Settle(slack.Channel) // a start that failed releases held deliveries
 			opts := sc.Options(core.DefaultAgentID, cfg.Session)
 			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
 			opts.MediaDir = filepath.Join(stateDir, "media", slack.Channel)
@@ -121,7 +125,7 @@ func wireSlack(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, st
 				return err
 			}
 			bs.router.AddWith(b, sc.RouteOptions())
-			bs.start(d, b, gateFor(cfg, b, sc.Access(), b.React, st(), disp(), opts.Log))
+			bs.start(d, b, gateFor(cfg, b, sc.Access(), b.React, st(), disp(), bs.log))
 			return nil
 		},
 		bs.stop,
@@ -134,8 +138,10 @@ func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet,
 	if !tg.Enabled {
 		return
 	}
+	bs.router.Expect(telegram.Channel)
 	d.add("telegram",
 		func(ctx context.Context) error {
+			defer bs.router.Settle(telegram.Channel) // a start that failed releases held deliveries
 			opts := tg.Options(core.DefaultAgentID, cfg.Session)
 			opts.Offsets = st()
 			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
@@ -154,7 +160,7 @@ func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet,
 				bs.log.Debug("outbound ledger pruned", "rows", n)
 			}
 			bs.router.Add(b, tg.ReplyToMode, tg.ResponsePrefix)
-			gate := gateFor(cfg, b, tg.Access(), b.React, st(), disp(), opts.Log)
+			gate := gateFor(cfg, b, tg.Access(), b.React, st(), disp(), bs.log)
 			bs.start(d, b, gate)
 			return nil
 		},

@@ -25,8 +25,10 @@ func wireWhatsApp(d *daemon, cfg *config.Config, w wiring, bs *bridgeSet, st fun
 	}
 	var devices *whatsapp.Store
 	var rb *runningBridge
+	bs.router.Expect(whatsapp.Channel)
 	d.add("whatsapp",
 		func(ctx context.Context) (err error) {
+			defer bs.router.Settle(whatsapp.Channel)
 			devices, err = whatsapp.OpenStore(ctx, whatsapp.StorePath(w.stateDir))
 			if err != nil {
 				return err
@@ -46,7 +48,7 @@ func wireWhatsApp(d *daemon, cfg *config.Config, w wiring, bs *bridgeSet, st fun
 			rb = &runningBridge{bridge: b, linked: func(ctx context.Context) (string, bool, error) {
 				return linkedAccount(ctx, devices)
 			}}
-			bs.run(d, rb, gateFor(cfg, b, wc.Access(), b.React, st(), disp(), opts.Log))
+			bs.run(d, rb, gateFor(cfg, b, wc.Access(), b.React, st(), disp(), bs.log))
 			return nil
 		},
 		func(ctx context.Context) error {
