@@ -3,6 +3,7 @@ package bridges
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -85,8 +86,13 @@ type Gate struct {
 	Now func() time.Time
 	// NewCode makes pairing codes; nil means NewPairingCode.
 	NewCode func() string
-	// Log receives policy decisions at debug level and failures at warn.
+	// Log receives policy decisions at debug level, state changes at info
+	// and failures at warn; the gate adds the channel to each record.
 	Log *slog.Logger
+
+	mu        sync.Mutex
+	lastState State
+	lastErr   string
 }
 
 // State implements Sink.
@@ -94,13 +100,30 @@ func (g *Gate) State(s State, err error) {
 	if g.Tracker != nil {
 		g.Tracker.Set(s, err)
 	}
-	if g.Log != nil {
-		if err != nil {
-			g.Log.Warn("bridge state", "channel", g.Channel, "state", string(s), "err", err)
-		} else {
-			g.Log.Info("bridge state", "channel", g.Channel, "state", string(s))
-		}
+	if g.Log == nil || !g.changed(s, err) {
+		return
 	}
+	if err != nil {
+		g.Log.Warn("bridge state", "channel", g.Channel, "state", string(s), "err", err)
+	} else {
+		g.Log.Info("bridge state", "channel", g.Channel, "state", string(s))
+	}
+}
+
+// changed records s and err and reports whether they differ from the last
+// ones: a bridge reports its state on every poll, the log wants changes.
+func (g *Gate) changed(s State, err error) bool {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s == g.lastState && msg == g.lastErr {
+		return false
+	}
+	g.lastState, g.lastErr = s, msg
+	return true
 }
 
 // Submit implements Sink.

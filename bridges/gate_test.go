@@ -1,8 +1,10 @@
 package bridges
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -193,6 +195,29 @@ func TestGateReportsState(t *testing.T) {
 	}
 	if len(changes) != 2 {
 		t.Errorf("state changes = %v, want connected then transient-disconnect", changes)
+	}
+}
+
+func TestGateLogsStateChangesOnce(t *testing.T) {
+	var buf bytes.Buffer
+	g := &Gate{Channel: "telegram", Log: slog.New(slog.NewTextHandler(&buf, nil))}
+	// A poller reports connected after every poll; the log wants changes.
+	for range 5 {
+		g.State(StateConnected, nil)
+	}
+	g.State(StateTransientDisconnect, fmt.Errorf("network down"))
+	g.State(StateTransientDisconnect, fmt.Errorf("network down"))
+	g.State(StateTransientDisconnect, fmt.Errorf("still down"))
+	g.State(StateConnected, nil)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{"state=connected", "err=\"network down\"", "err=\"still down\"", "state=connected"}
+	if len(lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) || strings.Count(lines[i], "channel=") != 1 {
+			t.Errorf("line %d = %s, want %s and one channel", i, lines[i], w)
+		}
 	}
 }
 
