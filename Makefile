@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e chaos soak generate clean
 
 all: build
 
@@ -70,12 +70,27 @@ footprint: build
 	$(GO) run ./cmd/switchboard-bench -mode footprint -bin $(BIN)/switchboard -conns $(CONNS) -json footprint.json
 
 ## bench-e2e: SESSIONS × MESSAGES through the Telegram fake to a streaming
-## model fake (first slice of the load tool; fails on a lost, duplicated or
-## reordered reply). Results in bench-e2e.json and bench-e2e.svg.
+## model fake; fails on a lost, duplicated or reordered reply. Results in
+## bench-e2e.json and bench-e2e.svg.
 SESSIONS      ?= 100
 MESSAGES      ?= 5
 bench-e2e: build
 	$(GO) run ./cmd/switchboard-bench -mode load -bin $(BIN)/switchboard -sessions $(SESSIONS) -messages $(MESSAGES) -json bench-e2e.json -svg bench-e2e.svg
+
+## chaos: SIGKILL the daemon KILLS times at random moments under load
+## (20 sessions, a model that calls a tool in every turn) and restart it;
+## fails on a lost or reordered message, more than one duplicate per kill,
+## or a transcript that does not load. Results in chaos.json.
+KILLS         ?= 200
+chaos: build
+	$(GO) run ./cmd/switchboard-bench -mode chaos -bin $(BIN)/switchboard -kills $(KILLS) -sessions 20 -latency 300ms -tps 40 -tokens 20 -tool -json chaos.json
+
+## soak: 5 messages/s for DURATION with a heartbeat every 30 s and a cron
+## job every minute; reports the RSS slope after the first 10 minutes.
+## Results (with the RSS samples) in soak.json.
+DURATION      ?= 1h
+soak: build
+	$(GO) run ./cmd/switchboard-bench -mode soak -bin $(BIN)/switchboard -duration $(DURATION) -rate 5 -sessions 50 -latency 200ms -tps 50 -tokens 20 -json soak.json
 
 ## generate: regenerate generated files (config field docs).
 generate:

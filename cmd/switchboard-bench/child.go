@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -33,14 +34,47 @@ func buildBinary(ctx context.Context, dir, root string) (string, error) {
 // child is a running `switchboard run`.
 type child struct {
 	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	log     *syncBuffer
 	started time.Time
 	done    chan error
 }
 
-// startChild runs bin with the configuration at cfgPath and env.
-func startChild(bin, cfgPath string, env []string) (*child, error) {
-	c := &child{log: &bytes.Buffer{}, done: make(chan error, 1)}
+// syncBuffer is the children's log: written by exec's copying goroutine,
+// read by the bench when something fails.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns the log, at most its last 64 KiB (a chaos run's log of
+// hundreds of restarts is long; the end says what went wrong).
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.b.Bytes()
+	if len(b) > 64<<10 {
+		b = b[len(b)-64<<10:]
+	}
+	return string(b)
+}
+
+// Bytes returns a copy of the whole log.
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
+// startChild runs bin with the configuration at cfgPath and env, appending
+// its output to log.
+func startChild(bin, cfgPath string, env []string, log *syncBuffer) (*child, error) {
+	c := &child{log: log, done: make(chan error, 1)}
 	c.cmd = exec.Command(bin, "run", "--config", cfgPath, "--log-format", "json")
 	c.cmd.Env = env
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
@@ -93,6 +127,13 @@ func (c *child) stop(limit time.Duration) error {
 		<-c.done
 		return errors.New("switchboard did not stop within " + limit.String() + "; killed")
 	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *child) kill() {
+	_ = c.cmd.Process.Kill()
+	err := <-c.done
+	c.done <- err
 }
 
 // memory is a process's resident memory from /proc/<pid>/status.

@@ -48,7 +48,7 @@ func (p *platforms) env(stateDir string) []string {
 
 // config is a configuration with the gateway on port (token auth) and the
 // three bridges pointed at the fakes.
-func (p *platforms) config(port int, token, modelYAML, extra string) string {
+func (p *platforms) config(port int, token string, spec rigSpec) string {
 	return fmt.Sprintf(`gateway:
   port: %d
   auth: {mode: token, token: %q}
@@ -57,7 +57,7 @@ models:
 %sagents:
   defaults:
     model: {primary: %s}
-channels:
+%schannels:
   telegram:
     enabled: true
     botToken: ${TG_TOKEN}
@@ -81,7 +81,7 @@ channels:
     allowFrom: ["*"]
     guilds:
       %q: {}
-`, port, token, modelYAML, modelRef(modelYAML), p.telegram.URL, p.slack.APIURL, p.discord.APIURL, discordtest.DefaultGuildID) + extra
+`, port, token, spec.modelYAML, modelRef(spec.modelYAML), spec.agentDefaults, p.telegram.URL, p.slack.APIURL, p.discord.APIURL, discordtest.DefaultGuildID) + spec.extra
 }
 
 // echoModel is the built-in echo provider: no model server at all.

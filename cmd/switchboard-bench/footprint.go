@@ -34,7 +34,7 @@ type footprintResult struct {
 }
 
 func footprint(ctx context.Context, o options, log io.Writer) (*footprintResult, error) {
-	r, err := startRig(ctx, o, log, echoModel, "")
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: echoModel})
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if buildDir != "" {
+			os.RemoveAll(buildDir)
+		}
+		os.Exit(code)
+	}))
+}
 
 func TestUnknownModeIsAUsageError(t *testing.T) {
 	var out, errb bytes.Buffer
@@ -22,23 +30,44 @@ func TestUnknownModeIsAUsageError(t *testing.T) {
 	}
 }
 
-// The footprint mode runs a real switchboard binary against the platform
-// fakes and fills every field: ready time, idle memory, and memory with a
-// few gateway connections.
-func TestFootprintMeasuresARealChild(t *testing.T) {
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// testBinary builds the switchboard binary once for the package's tests.
+// The build lives in a directory of its own that outlives the tests that
+// share it; TestMain removes it.
+func testBinary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the switchboard binary")
 	}
 	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("footprint reads /proc (Linux)")
+		t.Skip("the bench reads /proc (Linux)")
 	}
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if buildDir, buildErr = os.MkdirTemp("", "switchboard-bench-test-"); buildErr == nil {
+			builtBin, buildErr = buildBinary(ctx, buildDir, "../..")
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+var buildDir string
+
+// The footprint mode runs a real switchboard binary against the platform
+// fakes and fills every field: ready time, idle memory, and memory with a
+// few gateway connections.
+func TestFootprintMeasuresARealChild(t *testing.T) {
+	bin := testBinary(t)
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	bin, err := buildBinary(ctx, dir, "../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	jsonPath := filepath.Join(dir, "fp.json")
 	var out, errb bytes.Buffer
 	if code := run([]string{"-mode", "footprint", "-bin", bin, "-idle", "100ms", "-conns", "20", "-json", jsonPath}, &out, &errb); code != 0 {

@@ -142,6 +142,11 @@ func (t *tracker) reply(m telegramtest.SentMessage) {
 	}
 }
 
+// perChatFollowup gives every chat its own session, as a bot with many
+// users runs (the default dmScope main would put every DM in one session),
+// and answers every message in a turn of its own.
+const perChatFollowup = "messages:\n  queue: {mode: followup, debounceMs: 0}\nsession:\n  dmScope: per-channel-peer\n"
+
 // loadOptions are the load mode's flags.
 type loadOptions struct {
 	sessions, messages int
@@ -149,6 +154,7 @@ type loadOptions struct {
 	latency            time.Duration
 	tps                float64
 	tokens             int
+	tool               bool
 	replyTimeout       time.Duration
 }
 
@@ -159,12 +165,9 @@ type loadOptions struct {
 // the bot.
 func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadResult, error) {
 	tr := newTracker()
-	mdl := startModel(lo.latency, lo.tps, lo.tokens, tr.modelRequest, tr.modelDone)
+	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
 	defer mdl.close()
-	// One session per chat, as a bot with many users runs (the default
-	// dmScope main would put every DM in one session).
-	extra := "messages:\n  queue: {mode: followup, debounceMs: 0}\nsession:\n  dmScope: per-channel-peer\n"
-	r, err := startRig(ctx, o, log, mdl.yaml(), extra, telegramtest.WithOnSent(tr.reply))
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, tgOpts: []telegramtest.Option{telegramtest.WithOnSent(tr.reply)}})
 	if err != nil {
 		return nil, err
 	}
@@ -173,12 +176,40 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	res := &loadResult{Date: time.Now().UTC().Format(time.RFC3339), Sessions: lo.sessions, PerSession: lo.messages,
 		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTPS: lo.tps}
 	start := time.Now()
+	res.Sent, res.GroupSessions = drive(ctx, p, tr, lo, nil)
+	res.Seconds = time.Since(start).Seconds()
+	// Late duplicates show up here.
+	select {
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
+	t := tr.tally()
+	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder = t.replied, t.lost, t.duplicated, t.outOfOrder
+	res.inToModel, res.modelToReply = t.inLat, t.outLat
+	res.InToModel, res.ModelToReply = percentilesOf(res.inToModel), percentilesOf(res.modelToReply)
+	res.PerSecond = float64(res.Replied) / res.Seconds
+	if res.Peak, err = readMemory(c.cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	res.Goroutines, res.MaxGCPauseMs = readMetrics(base)
+	res.PlatformErrors = p.host.Errors()
+	return res, nil
+}
+
+// drive runs lo.sessions sessions at once through the Telegram fake: each
+// sends a message, waits for its reply, then sends the next, lo.messages
+// in all, or (lo.messages 0) until stop is closed. A session whose reply
+// does not come within lo.replyTimeout stops; tally counts the message
+// lost. Every groupEvery-th session is a supergroup where the message
+// mentions the bot. drive returns the messages sent and the group sessions
+// once every session has stopped.
+func drive(ctx context.Context, p *platforms, tr *tracker, lo loadOptions, stop <-chan struct{}) (sent, groups int) {
 	var wg sync.WaitGroup
-	var sentMu sync.Mutex
+	var mu sync.Mutex
 	for i := 0; i < lo.sessions; i++ {
 		group := lo.groupEvery > 0 && i%lo.groupEvery == lo.groupEvery-1
 		if group {
-			res.GroupSessions++
+			groups++
 		}
 		wg.Add(1)
 		go func() {
@@ -188,13 +219,18 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 			if group {
 				chat, kind, prefix = -int64(100000+i), telegramtest.ChatSupergroup, "@switchboard_bot "
 			}
-			for j := 0; j < lo.messages; j++ {
+			for j := 0; lo.messages == 0 || j < lo.messages; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
 				marker := fmt.Sprintf("#m%d-%d", i, j)
 				ch := tr.pushed(marker, time.Now())
 				p.telegram.PushUpdate(p.telegram.TextMessage(chat, kind, user, prefix+"question "+marker))
-				sentMu.Lock()
-				res.Sent++
-				sentMu.Unlock()
+				mu.Lock()
+				sent++
+				mu.Unlock()
 				select {
 				case <-ch:
 				case <-time.After(lo.replyTimeout):
@@ -206,35 +242,33 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 		}()
 	}
 	wg.Wait()
-	res.Seconds = time.Since(start).Seconds()
-	// Late duplicates show up here.
-	select {
-	case <-time.After(2 * time.Second):
-	case <-ctx.Done():
-	}
-	tr.mu.Lock()
-	for m := range tr.sent {
-		switch n := tr.replies[m]; {
+	return sent, groups
+}
+
+// tally is the tracker's verdict over every message sent.
+type tally struct {
+	replied, lost, duplicated, outOfOrder int
+	inLat, outLat                         []float64
+}
+
+func (t *tracker) tally() tally {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var r tally
+	for m := range t.sent {
+		switch n := t.replies[m]; {
 		case n == 0:
-			res.Lost++
+			r.lost++
 		case n > 1:
-			res.Duplicated += n - 1
-			res.Replied++
+			r.duplicated += n - 1
+			r.replied++
 		default:
-			res.Replied++
+			r.replied++
 		}
 	}
-	res.OutOfOrder = tr.order
-	res.inToModel, res.modelToReply = slices.Clone(tr.inLat), slices.Clone(tr.outLat)
-	tr.mu.Unlock()
-	res.InToModel, res.ModelToReply = percentilesOf(res.inToModel), percentilesOf(res.modelToReply)
-	res.PerSecond = float64(res.Replied) / res.Seconds
-	if res.Peak, err = readMemory(c.cmd.Process.Pid); err != nil {
-		return nil, err
-	}
-	res.Goroutines, res.MaxGCPauseMs = readMetrics(base)
-	res.PlatformErrors = p.host.Errors()
-	return res, nil
+	r.outOfOrder = t.order
+	r.inLat, r.outLat = slices.Clone(t.inLat), slices.Clone(t.outLat)
+	return r
 }
 
 // table prints the result for people.

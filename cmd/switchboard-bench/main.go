@@ -43,13 +43,15 @@ type options struct {
 	svgPath  string
 	keep     bool
 	load     loadOptions
+	chaos    chaosOptions
+	soak     soakOptions
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("switchboard-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load or footprint")
+	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load, chaos, soak or footprint")
 	fs.StringVar(&o.bin, "bin", "", "the switchboard binary to run (default: build ./cmd/switchboard with CGO_ENABLED=0 into a temporary directory)")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "footprint: how long the daemon idles before its RSS is read")
 	fs.IntVar(&o.conns, "conns", 10000, "footprint: idle gateway connections to open after the idle reading (0: none)")
@@ -62,6 +64,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.load.latency, "latency", 0, "load: the model's time to first token")
 	fs.Float64Var(&o.load.tps, "tps", 0, "load: the model's tokens per second (0: all at once)")
 	fs.IntVar(&o.load.tokens, "tokens", 20, "load: tokens per answer")
+	fs.BoolVar(&o.load.tool, "tool", false, "load, chaos: the model calls a tool (ls) in every turn before it answers")
+	fs.IntVar(&o.chaos.kills, "kills", 200, "chaos: how many times the child is killed with SIGKILL and started again")
+	fs.DurationVar(&o.chaos.within, "kill-within", 4*time.Second, "chaos: each kill comes at a uniformly random time up to this long after the child was ready")
+	fs.DurationVar(&o.soak.duration, "duration", time.Hour, "soak: how long to send")
+	fs.Float64Var(&o.soak.rate, "rate", 5, "soak: messages per second, round robin over -sessions chats")
+	fs.DurationVar(&o.soak.warmup, "warmup", 10*time.Minute, "soak: the RSS slope is fitted to the samples after this (a third of -duration when that is shorter)")
+	fs.DurationVar(&o.soak.sample, "sample", 10*time.Second, "soak: how often the child's RSS is read")
 	fs.DurationVar(&o.load.replyTimeout, "reply-timeout", 60*time.Second, "load: how long a session waits for an answer before counting it lost")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -108,8 +117,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 				res.Lost, res.Duplicated, res.OutOfOrder, res.PlatformErrors))
 		}
 		return 0
+	case "chaos":
+		if o.chaos.kills < 1 || o.chaos.within <= 0 {
+			fmt.Fprintln(stderr, "switchboard-bench: chaos needs -kills ≥ 1 and a positive -kill-within")
+			return 2
+		}
+		res, err := chaos(ctx, o, o.load, o.chaos, stderr)
+		if err == nil {
+			err = report(res)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if !res.ok() {
+			return fail(res.failure())
+		}
+		return 0
+	case "soak":
+		if o.soak.duration <= 0 || o.soak.rate <= 0 || o.soak.sample <= 0 || o.load.sessions < 1 {
+			fmt.Fprintln(stderr, "switchboard-bench: soak needs a positive -duration, -rate and -sample and -sessions ≥ 1")
+			return 2
+		}
+		if o.soak.warmup >= o.soak.duration {
+			o.soak.warmup = o.soak.duration / 3
+		}
+		res, err := soak(ctx, o, o.load, o.soak, stderr)
+		if err == nil {
+			err = report(res)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if !res.ok() {
+			return fail(res.failure())
+		}
+		return 0
 	default:
-		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, footprint\n", o.mode)
+		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, chaos, soak, footprint\n", o.mode)
 		return 2
 	}
 }

@@ -22,14 +22,21 @@ type model struct {
 	latency time.Duration
 	tps     float64
 	tokens  int
+	// tool makes every turn call a tool first: a request whose last
+	// message is the user's is answered with an ls call, the request that
+	// brings its result with the text.
+	tool bool
 	// onRequest and onDone see each request's marker (the last one in the
 	// body: the newest user message) when it arrives and when its stream
 	// ends.
 	onRequest, onDone func(marker string, at time.Time)
+	// onOther sees the body of each turn's first request that carries no
+	// marker (heartbeats, cron jobs); such turns are answered HEARTBEAT_OK.
+	onOther func(body []byte)
 }
 
-func startModel(latency time.Duration, tps float64, tokens int, onRequest, onDone func(string, time.Time)) *model {
-	m := &model{latency: latency, tps: tps, tokens: max(tokens, 1), onRequest: onRequest, onDone: onDone}
+func startModel(latency time.Duration, tps float64, tokens int, tool bool, onRequest, onDone func(string, time.Time)) *model {
+	m := &model{latency: latency, tps: tps, tokens: max(tokens, 1), tool: tool, onRequest: onRequest, onDone: onDone}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	return m
 }
@@ -52,8 +59,21 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	if len(all) > 0 {
 		marker = string(all[len(all)-1])
 	}
-	if m.onRequest != nil {
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, "the bench model wants a chat completions request with messages", http.StatusBadRequest)
+		return
+	}
+	callTool := m.tool && req.Messages[len(req.Messages)-1].Role != "tool"
+	// A turn's first request is the one measured.
+	if first := !m.tool || callTool; first && marker != "" && m.onRequest != nil {
 		m.onRequest(marker, time.Now())
+	} else if first && marker == "" && m.onOther != nil {
+		m.onOther(body)
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl, _ := w.(http.Flusher)
@@ -67,9 +87,21 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	if m.latency > 0 {
 		time.Sleep(m.latency)
 	}
+	if callTool {
+		send(`{"tool_calls":[{"index":0,"id":"call_bench","type":"function","function":{"name":"ls","arguments":"{}"}}]}`, "null")
+		send(`{}`, `"tool_calls"`)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		if fl != nil {
+			fl.Flush()
+		}
+		return
+	}
 	for i := 0; i < m.tokens; i++ {
 		text := " ok"
-		if i == 0 {
+		switch {
+		case i == 0 && marker == "":
+			text = "HEARTBEAT_OK"
+		case i == 0:
 			text = "ack " + marker
 		}
 		b, _ := json.Marshal(map[string]string{"content": text})

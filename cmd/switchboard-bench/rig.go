@@ -24,13 +24,30 @@ type rig struct {
 	token   string
 	base    string // http://127.0.0.1:<port>
 	ready   time.Duration
+	cfgPath string
+	env     []string
+	log     syncBuffer // every child's output, in order
 	cleanup []func()
 }
 
+// rigSpec is what a mode adds to the rig's configuration.
+type rigSpec struct {
+	// modelYAML is the models.providers entries (echoModel or a model's
+	// yaml()).
+	modelYAML string
+	// agentDefaults are more keys under agents.defaults, indented by 4.
+	agentDefaults string
+	// extra is appended to the configuration (top-level keys).
+	extra string
+	// workspace files written before the first start, by name.
+	workspace map[string]string
+	tgOpts    []telegramtest.Option
+}
+
 // startRig builds the binary unless o.bin names one, starts the fakes,
-// writes the configuration (the three bridges, modelYAML, extra) and runs
-// the child until /readyz answers. close stops everything.
-func startRig(ctx context.Context, o options, log io.Writer, modelYAML, extra string, tgOpts ...telegramtest.Option) (*rig, error) {
+// writes the configuration (the three bridges and spec) and runs the child
+// until /readyz answers. close stops everything.
+func startRig(ctx context.Context, o options, log io.Writer, spec rigSpec) (*rig, error) {
 	dir, err := os.MkdirTemp("", "switchboard-bench-")
 	if err != nil {
 		return nil, err
@@ -51,7 +68,7 @@ func startRig(ctx context.Context, o options, log io.Writer, modelYAML, extra st
 		}
 	}
 	raiseFileLimit()
-	r.p = startPlatforms(log, tgOpts...)
+	r.p = startPlatforms(log, spec.tgOpts...)
 	r.cleanup = append(r.cleanup, r.p.close)
 	if r.port, err = freePort(); err != nil {
 		return fail(err)
@@ -59,18 +76,47 @@ func startRig(ctx context.Context, o options, log io.Writer, modelYAML, extra st
 	var tok [24]byte
 	_, _ = rand.Read(tok[:])
 	r.token = hex.EncodeToString(tok[:])
-	cfgPath := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(r.p.config(r.port, r.token, modelYAML, extra)), 0o600); err != nil {
+	r.cfgPath = filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(r.cfgPath, []byte(r.p.config(r.port, r.token, spec)), 0o600); err != nil {
 		return fail(err)
 	}
-	if r.c, err = startChild(r.bin, cfgPath, r.p.env(filepath.Join(dir, "state"))); err != nil {
-		return fail(err)
+	r.env = r.p.env(r.stateDir())
+	for name, content := range spec.workspace {
+		path := filepath.Join(r.stateDir(), "workspace", name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fail(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			return fail(err)
+		}
 	}
 	r.base = fmt.Sprintf("http://127.0.0.1:%d", r.port)
-	if r.ready, err = r.c.waitReady(ctx, r.base, 30*time.Second); err != nil {
+	if r.ready, err = r.start(ctx); err != nil {
 		return fail(err)
 	}
 	return r, nil
+}
+
+// stateDir is the child's state directory.
+func (r *rig) stateDir() string { return filepath.Join(r.dir, "state") }
+
+// start runs a child with the rig's configuration and waits until it is
+// ready.
+func (r *rig) start(ctx context.Context) (time.Duration, error) {
+	c, err := startChild(r.bin, r.cfgPath, r.env, &r.log)
+	if err != nil {
+		return 0, err
+	}
+	r.c = c
+	return c.waitReady(ctx, r.base, 30*time.Second)
+}
+
+// crash kills the child with SIGKILL (no shutdown of any kind) and starts
+// a new one on the same state, returning the new child's time to ready.
+func (r *rig) crash(ctx context.Context) (time.Duration, error) {
+	r.c.kill()
+	fmt.Fprintf(&r.log, "\n--- switchboard-bench: SIGKILL ---\n\n")
+	return r.start(ctx)
 }
 
 // close stops the child (keeping its log with keep), then the fakes, then
@@ -80,9 +126,9 @@ func (r *rig) close(log io.Writer, keep bool) {
 		if err := r.c.stop(30 * time.Second); err != nil {
 			fmt.Fprintf(log, "stopping switchboard: %v\n", err)
 		}
-		if keep {
-			_ = os.WriteFile(filepath.Join(r.dir, "switchboard.log"), r.c.log.Bytes(), 0o600)
-		}
+	}
+	if keep {
+		_ = os.WriteFile(filepath.Join(r.dir, "switchboard.log"), r.log.Bytes(), 0o600)
 	}
 	for i := len(r.cleanup) - 1; i >= 0; i-- {
 		r.cleanup[i]()
