@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 	"github.com/switchboardhq/switchboard/core/transcript"
 )
 
@@ -40,6 +39,7 @@ type chaosResult struct {
 	// idempotency key, so a reply sent just before a kill, and not yet in
 	// the ledger, is sent again.
 	DuplicatesAllowed int         `json:"duplicatesAllowed"`
+	LostMarkers       []string    `json:"lostMarkers,omitempty"`
 	OutOfOrder        int         `json:"outOfOrder"`
 	Seconds           float64     `json:"seconds"`
 	RestartReadyMs    percentiles `json:"restartToReadyMs"`
@@ -62,7 +62,7 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 	tr := newTracker()
 	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
 	defer mdl.close()
-	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, tgOpts: []telegramtest.Option{telegramtest.WithOnSent(tr.reply)}})
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, onReply: tr.reply})
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 	case <-ctx.Done():
 	}
 	t := tr.tally()
-	res.Sent, res.Replied, res.Lost, res.Duplicated, res.OutOfOrder = d.sent, t.replied, t.lost, t.duplicated, t.outOfOrder
+	res.Sent, res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = d.sent, t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
 	res.RestartReadyMs = percentilesOf(readies)
 	res.PlatformErrors = r.p.host.Errors()
 	// The transcripts are loaded as the daemon loads them, after it has
@@ -163,7 +163,7 @@ func (r *chaosResult) table(w io.Writer) {
 	fmt.Fprintf(w, "kills / sessions          %d / %d, model %.0f ms first token, tool call per turn: %v\n",
 		r.Kills, r.Sessions, r.ModelLatencyMs, r.ModelTool)
 	fmt.Fprintf(w, "sent / replied            %d / %d in %.1f s\n", r.Sent, r.Replied, r.Seconds)
-	fmt.Fprintf(w, "lost / duplicated / order %d / %d (≤ %d allowed) / %d\n", r.Lost, r.Duplicated, r.DuplicatesAllowed, r.OutOfOrder)
+	fmt.Fprintf(w, "lost / duplicated / order %d / %d (≤ %d allowed) / %d %s\n", r.Lost, r.Duplicated, r.DuplicatesAllowed, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
 	fmt.Fprintf(w, "restart → ready           p50 %.1f  p99 %.1f  max %.1f ms\n", r.RestartReadyMs.P50, r.RestartReadyMs.P99, r.RestartReadyMs.Max)
 	fmt.Fprintf(w, "transcripts               %d loaded, %d failed, %d torn tails cut, %d lines skipped\n",
 		r.Transcripts-len(r.TranscriptErrors), len(r.TranscriptErrors), r.TornTails, r.SkippedLines)

@@ -71,11 +71,14 @@ func (s *syncBuffer) Bytes() []byte {
 	return bytes.Clone(s.b.Bytes())
 }
 
+// childLogLevel is the child's --log-level (the -log-level flag).
+var childLogLevel = "info"
+
 // startChild runs bin with the configuration at cfgPath and env, appending
 // its output to log.
 func startChild(bin, cfgPath string, env []string, log *syncBuffer) (*child, error) {
 	c := &child{log: log, done: make(chan error, 1)}
-	c.cmd = exec.Command(bin, "run", "--config", cfgPath, "--log-format", "json")
+	c.cmd = exec.Command(bin, "run", "--config", cfgPath, "--log-format", "json", "--log-level", childLogLevel)
 	c.cmd.Env = env
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	c.started = time.Now()

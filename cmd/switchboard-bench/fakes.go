@@ -23,13 +23,73 @@ type platforms struct {
 	discord  *discordtest.Server
 }
 
-func startPlatforms(log io.Writer, tgOpts ...telegramtest.Option) *platforms {
+// startPlatforms starts the fakes; onReply (nil for none) sees the text
+// of every message the bot sends on any of them.
+func startPlatforms(log io.Writer, onReply func(text string)) *platforms {
 	h := &tb.Host{W: log}
+	var tg []telegramtest.Option
+	var sl []slacktest.Option
+	var dc []discordtest.Option
+	if onReply != nil {
+		tg = append(tg, telegramtest.WithOnSent(func(m telegramtest.SentMessage) { onReply(m.PlainText) }))
+		sl = append(sl, slacktest.WithOnSent(func(m slacktest.SentMessage) {
+			if m.Method == "chat.postMessage" {
+				onReply(m.Text)
+			}
+		}))
+		dc = append(dc, discordtest.WithOnSent(func(m discordtest.SentMessage) {
+			if !m.Edit {
+				onReply(m.Content)
+			}
+		}))
+	}
 	return &platforms{
 		host:     h,
-		telegram: telegramtest.New(h, tgOpts...),
-		slack:    slacktest.New(h),
-		discord:  discordtest.New(h),
+		telegram: telegramtest.New(h, tg...),
+		slack:    slacktest.New(h, sl...),
+		discord:  discordtest.New(h, dc...),
+	}
+}
+
+// platformNames are the platforms the load modes can send on.
+var platformNames = []string{"telegram", "slack", "discord"}
+
+// sender returns the function that sends session i's messages on
+// platform: a DM, or with group a message in a group chat that mentions
+// the bot.
+func (p *platforms) sender(platform string, i int, group bool) func(text string) {
+	id := 100000 + i
+	switch platform {
+	case "slack":
+		user := fmt.Sprintf("U%d", id)
+		if group {
+			// Slack sends a mention twice: as a message event and as an
+			// app_mention event, which the bridge answers.
+			ch, mention := fmt.Sprintf("C%d", id), "<@"+p.slack.Identity.BotUserID+"> "
+			return func(text string) {
+				p.slack.PushEvent(p.slack.Message(ch, user, mention+text))
+				p.slack.PushEvent(p.slack.AppMention(ch, user, mention+text))
+			}
+		}
+		ch := fmt.Sprintf("D%d", id)
+		return func(text string) { p.slack.PushEvent(p.slack.Message(ch, user, text)) }
+	case "discord":
+		user := discordtest.User{ID: fmt.Sprintf("%d", 1200000000000000000+id), Username: fmt.Sprintf("user%d", i)}
+		if group {
+			ch, mention := fmt.Sprintf("%d", 1300000000000000000+id), "<@"+p.discord.BotUser.ID+"> "
+			return func(text string) { p.discord.PushMessageCreate(p.discord.GuildMessage(ch, user, mention+text)) }
+		}
+		return func(text string) { p.discord.PushMessageCreate(p.discord.DirectMessage(user, text)) }
+	default:
+		user := telegramtest.User{ID: int64(id), FirstName: "User" + strconv.Itoa(i)}
+		if group {
+			return func(text string) {
+				p.telegram.PushUpdate(p.telegram.TextMessage(-int64(id), telegramtest.ChatSupergroup, user, "@switchboard_bot "+text))
+			}
+		}
+		return func(text string) {
+			p.telegram.PushUpdate(p.telegram.TextMessage(int64(id), telegramtest.ChatPrivate, user, text))
+		}
 	}
 }
 
@@ -73,6 +133,7 @@ models:
     apiUrl: %s
     dmPolicy: open
     allowFrom: ["*"]
+    groupPolicy: open
   discord:
     enabled: true
     token: ${DISCORD_TOKEN}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 )
 
 // loadResult is what the load mode measures.
@@ -26,8 +24,11 @@ type loadResult struct {
 	Lost           int     `json:"lost"`
 	Duplicated     int     `json:"duplicated"`
 	OutOfOrder     int     `json:"outOfOrder"`
-	Seconds        float64 `json:"seconds"`
-	PerSecond      float64 `json:"messagesPerSecond"`
+	// LostMarkers name the first lost messages ("#m<session>-<seq>";
+	// session i sent on platform i mod the number of platforms).
+	LostMarkers []string `json:"lostMarkers,omitempty"`
+	Seconds     float64  `json:"seconds"`
+	PerSecond   float64  `json:"messagesPerSecond"`
 	// InToModel is platform message sent → model request received;
 	// ModelToReply is model stream done → reply received by the platform.
 	InToModel    percentiles `json:"inboundToModelMs"`
@@ -113,9 +114,10 @@ func (t *tracker) modelDone(marker string, at time.Time) {
 	t.modelOK[marker] = at
 }
 
-// reply is the Telegram fake's WithOnSent callback.
-func (t *tracker) reply(m telegramtest.SentMessage) {
-	marker := markerRE.FindString(m.PlainText)
+// reply sees the text of every message the platforms' fakes receive
+// from the bot.
+func (t *tracker) reply(text string) {
+	marker := markerRE.FindString(text)
 	if marker == "" {
 		return
 	}
@@ -155,6 +157,7 @@ type loadOptions struct {
 	tps                float64
 	tokens             int
 	tool               bool
+	platforms          []string // session i sends on platforms[i % len]
 	replyTimeout       time.Duration
 }
 
@@ -167,7 +170,7 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	tr := newTracker()
 	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
 	defer mdl.close()
-	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, tgOpts: []telegramtest.Option{telegramtest.WithOnSent(tr.reply)}})
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, onReply: tr.reply})
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +187,7 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	case <-ctx.Done():
 	}
 	t := tr.tally()
-	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder = t.replied, t.lost, t.duplicated, t.outOfOrder
+	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
 	res.inToModel, res.modelToReply = t.inLat, t.outLat
 	res.InToModel, res.ModelToReply = percentilesOf(res.inToModel), percentilesOf(res.modelToReply)
 	res.PerSecond = float64(res.Replied) / res.Seconds
@@ -211,14 +214,10 @@ func drive(ctx context.Context, p *platforms, tr *tracker, lo loadOptions, stop 
 		if group {
 			groups++
 		}
+		send := p.sender(lo.platforms[i%len(lo.platforms)], i, group)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			user := telegramtest.User{ID: int64(100000 + i), FirstName: "User" + strconv.Itoa(i)}
-			chat, kind, prefix := int64(100000+i), telegramtest.ChatPrivate, ""
-			if group {
-				chat, kind, prefix = -int64(100000+i), telegramtest.ChatSupergroup, "@switchboard_bot "
-			}
 			for j := 0; lo.messages == 0 || j < lo.messages; j++ {
 				select {
 				case <-stop:
@@ -227,7 +226,7 @@ func drive(ctx context.Context, p *platforms, tr *tracker, lo loadOptions, stop 
 				}
 				marker := fmt.Sprintf("#m%d-%d", i, j)
 				ch := tr.pushed(marker, time.Now())
-				p.telegram.PushUpdate(p.telegram.TextMessage(chat, kind, user, prefix+"question "+marker))
+				send("question " + marker)
 				mu.Lock()
 				sent++
 				mu.Unlock()
@@ -249,6 +248,7 @@ func drive(ctx context.Context, p *platforms, tr *tracker, lo loadOptions, stop 
 type tally struct {
 	replied, lost, duplicated, outOfOrder int
 	inLat, outLat                         []float64
+	lostMarkers                           []string // sorted, at most 20
 }
 
 func (t *tracker) tally() tally {
@@ -259,6 +259,7 @@ func (t *tracker) tally() tally {
 		switch n := t.replies[m]; {
 		case n == 0:
 			r.lost++
+			r.lostMarkers = append(r.lostMarkers, m)
 		case n > 1:
 			r.duplicated += n - 1
 			r.replied++
@@ -266,6 +267,8 @@ func (t *tracker) tally() tally {
 			r.replied++
 		}
 	}
+	slices.Sort(r.lostMarkers)
+	r.lostMarkers = r.lostMarkers[:min(len(r.lostMarkers), 20)]
 	r.outOfOrder = t.order
 	r.inLat, r.outLat = slices.Clone(t.inLat), slices.Clone(t.outLat)
 	return r
@@ -279,7 +282,7 @@ func (r *loadResult) table(w io.Writer) {
 	fmt.Fprintf(w, "sessions × messages       %d × %d (%d group sessions), model %.0f ms first token, %.0f tokens/s\n",
 		r.Sessions, r.PerSession, r.GroupSessions, r.ModelLatencyMs, r.ModelTPS)
 	fmt.Fprintf(w, "sent / replied            %d / %d in %.1f s (%.0f messages/s)\n", r.Sent, r.Replied, r.Seconds, r.PerSecond)
-	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d\n", r.Lost, r.Duplicated, r.OutOfOrder)
+	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
 	fmt.Fprintf(w, "platform → model request  %s\n", pc(r.InToModel))
 	fmt.Fprintf(w, "model done → reply        %s\n", pc(r.ModelToReply))
 	fmt.Fprintf(w, "RSS after load (peak)     %.1f MB (%.1f MB), %d goroutines, max GC pause %.2f ms\n",

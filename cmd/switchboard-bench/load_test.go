@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 )
 
 func TestPercentiles(t *testing.T) {
@@ -36,10 +34,10 @@ func TestTrackerCountsRepliesDuplicatesAndOrder(t *testing.T) {
 	tr.modelRequest("#m1-0", t0.Add(2*time.Millisecond))
 	tr.modelRequest("#m1-0", t0.Add(50*time.Millisecond)) // a retry keeps the first
 	tr.modelDone("#m1-0", t0.Add(3*time.Millisecond))
-	tr.reply(telegramtest.SentMessage{PlainText: "ack #m1-1 ok"})
-	tr.reply(telegramtest.SentMessage{PlainText: "ack #m1-0 ok"}) // older than #m1-1: out of order
-	tr.reply(telegramtest.SentMessage{PlainText: "ack #m1-0 ok"}) // duplicate
-	tr.reply(telegramtest.SentMessage{PlainText: "no marker"})
+	tr.reply("ack #m1-1 ok")
+	tr.reply("ack #m1-0 ok") // older than #m1-1: out of order
+	tr.reply("ack #m1-0 ok") // duplicate
+	tr.reply("no marker")
 	select {
 	case <-w0:
 	default:

@@ -26,6 +26,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -57,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.conns, "conns", 10000, "footprint: idle gateway connections to open after the idle reading (0: none)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the child's state directory and log")
+	fs.StringVar(&childLogLevel, "log-level", "info", "the child's log level (debug shows every gate decision; use with -keep)")
 	fs.StringVar(&o.svgPath, "svg", "", "load: write a latency histogram (SVG) to this file")
 	fs.IntVar(&o.load.sessions, "sessions", 100, "load: sessions (chats) sending at once")
 	fs.IntVar(&o.load.messages, "messages", 5, "load: messages per session, each after the last was answered")
@@ -64,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.load.latency, "latency", 0, "load: the model's time to first token")
 	fs.Float64Var(&o.load.tps, "tps", 0, "load: the model's tokens per second (0: all at once)")
 	fs.IntVar(&o.load.tokens, "tokens", 20, "load: tokens per answer")
+	platforms := fs.String("platforms", "telegram,slack,discord", "load, chaos, soak: the platforms sessions send on, round robin")
 	fs.BoolVar(&o.load.tool, "tool", false, "load, chaos: the model calls a tool (ls) in every turn before it answers")
 	fs.IntVar(&o.chaos.kills, "kills", 200, "chaos: how many times the child is killed with SIGKILL and started again")
 	fs.DurationVar(&o.chaos.within, "kill-within", 4*time.Second, "chaos: each kill comes at a uniformly random time up to this long after the child was ready")
@@ -74,6 +78,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.load.replyTimeout, "reply-timeout", 60*time.Second, "load: how long a session waits for an answer before counting it lost")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	for _, name := range strings.Split(*platforms, ",") {
+		if name = strings.TrimSpace(name); !slices.Contains(platformNames, name) {
+			fmt.Fprintf(stderr, "switchboard-bench: unknown platform %q in -platforms; platforms: %s\n", name, strings.Join(platformNames, ", "))
+			return 2
+		}
+		o.load.platforms = append(o.load.platforms, name)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 )
 
 // rig is one measured run: the platform fakes and a ready `switchboard run`
@@ -41,7 +39,9 @@ type rigSpec struct {
 	extra string
 	// workspace files written before the first start, by name.
 	workspace map[string]string
-	tgOpts    []telegramtest.Option
+	// onReply sees the text of every message the bot sends on any
+	// platform.
+	onReply func(text string)
 }
 
 // startRig builds the binary unless o.bin names one, starts the fakes,
@@ -68,7 +68,7 @@ func startRig(ctx context.Context, o options, log io.Writer, spec rigSpec) (*rig
 		}
 	}
 	raiseFileLimit()
-	r.p = startPlatforms(log, spec.tgOpts...)
+	r.p = startPlatforms(log, spec.onReply)
 	r.cleanup = append(r.cleanup, r.p.close)
 	if r.port, err = freePort(); err != nil {
 		return fail(err)

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 )
 
 // soakOptions are the soak mode's flags.
@@ -22,17 +19,18 @@ type soakOptions struct {
 
 // soakResult is what the soak mode measures (reliability matrix row 24).
 type soakResult struct {
-	Date           string  `json:"date"`
-	Seconds        float64 `json:"seconds"`
-	Rate           float64 `json:"messagesPerSecond"`
-	Sessions       int     `json:"sessions"`
-	Sent           int     `json:"sent"`
-	Replied        int     `json:"replied"`
-	Lost           int     `json:"lost"`
-	Duplicated     int     `json:"duplicated"`
-	OutOfOrder     int     `json:"outOfOrder"`
-	HeartbeatTurns int64   `json:"heartbeatTurns"`
-	CronTurns      int64   `json:"cronTurns"`
+	Date           string   `json:"date"`
+	Seconds        float64  `json:"seconds"`
+	Rate           float64  `json:"messagesPerSecond"`
+	Sessions       int      `json:"sessions"`
+	Sent           int      `json:"sent"`
+	Replied        int      `json:"replied"`
+	Lost           int      `json:"lost"`
+	Duplicated     int      `json:"duplicated"`
+	OutOfOrder     int      `json:"outOfOrder"`
+	LostMarkers    []string `json:"lostMarkers,omitempty"`
+	HeartbeatTurns int64    `json:"heartbeatTurns"`
+	CronTurns      int64    `json:"cronTurns"`
 	// Samples are (seconds since start, VmRSS KiB, goroutines).
 	Samples [][3]float64 `json:"samples"`
 	// SlopeMBPerHour is the least-squares slope of VmRSS over the samples
@@ -77,7 +75,7 @@ func soak(ctx context.Context, o options, lo loadOptions, so soakOptions, log io
       delivery: {mode: none}
 `,
 		workspace: map[string]string{"HEARTBEAT.md": "# Heartbeat\n\n- Check that the soak is still running.\n"},
-		tgOpts:    []telegramtest.Option{telegramtest.WithOnSent(tr.reply)},
+		onReply:   tr.reply,
 	}
 	r, err := startRig(ctx, o, log, spec)
 	if err != nil {
@@ -94,6 +92,10 @@ func soak(ctx context.Context, o options, lo loadOptions, so soakOptions, log io
 	defer sendTick.Stop()
 	end := time.After(so.duration)
 	seq := make([]int, lo.sessions)
+	senders := make([]func(string), lo.sessions)
+	for i := range senders {
+		senders[i] = r.p.sender(lo.platforms[i%len(lo.platforms)], i, false)
+	}
 	next := 0
 	sample := func() error {
 		m, err := readMemory(pid)
@@ -116,8 +118,7 @@ loop:
 			marker := fmt.Sprintf("#m%d-%d", i, seq[i])
 			seq[i]++
 			tr.pushed(marker, time.Now())
-			user := telegramtest.User{ID: int64(100000 + i), FirstName: "User" + strconv.Itoa(i)}
-			r.p.telegram.PushUpdate(r.p.telegram.TextMessage(int64(100000+i), telegramtest.ChatPrivate, user, "question "+marker))
+			senders[i]("question " + marker)
 			res.Sent++
 		case <-sampleTick.C:
 			if err := sample(); err != nil {
@@ -143,7 +144,7 @@ loop:
 		}
 	}
 	t := tr.tally()
-	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder = t.replied, t.lost, t.duplicated, t.outOfOrder
+	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
 	res.HeartbeatTurns, res.CronTurns = heartbeats.Load(), crons.Load()
 	m, err := readMemory(pid)
 	if err != nil {
@@ -182,7 +183,7 @@ func rssSlope(samples [][3]float64, warmup float64) (mbPerHour float64, first, l
 func (r *soakResult) table(w io.Writer) {
 	fmt.Fprintf(w, "duration / rate           %.0f s at %.1f messages/s over %d sessions\n", r.Seconds, r.Rate, r.Sessions)
 	fmt.Fprintf(w, "sent / replied            %d / %d\n", r.Sent, r.Replied)
-	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d\n", r.Lost, r.Duplicated, r.OutOfOrder)
+	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
 	fmt.Fprintf(w, "heartbeat / cron turns    %d / %d\n", r.HeartbeatTurns, r.CronTurns)
 	fmt.Fprintf(w, "RSS after warmup → end    %.1f → %.1f MB (peak %.1f MB), slope %.2f MB/h after %.0f s\n",
 		float64(r.FirstRSSKB)/1024, float64(r.LastRSSKB)/1024, float64(r.PeakRSSKB)/1024, r.SlopeMBPerHour, r.WarmupSeconds)

@@ -538,7 +538,7 @@ func (s *Server) createMessage(c *call) reply {
 	}
 	m = normalizeMessage(m)
 	s.messages[messageKey(ch.ID, m.ID)] = &storedMessage{msg: m, fromBot: true}
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		ChannelID:       ch.ID,
 		MessageID:       m.ID,
 		Content:         content,
@@ -594,7 +594,7 @@ func (s *Server) editMessage(c *call) reply {
 	m.EditedTimestamp = &edited
 	m = normalizeMessage(m)
 	stored.msg = m
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		Edit:            true,
 		ChannelID:       ch.ID,
 		MessageID:       m.ID,
@@ -665,4 +665,12 @@ func (s *Server) triggerTyping(c *call) reply {
 	}
 	s.typing = append(s.typing, ch.ID)
 	return reply{status: http.StatusNoContent}
+}
+
+// recordSentLocked keeps m for Sent and tells WithOnSent's callback.
+func (s *Server) recordSentLocked(m SentMessage) {
+	s.sent = append(s.sent, m)
+	if s.onSent != nil {
+		s.onSent(m)
+	}
 }

@@ -139,7 +139,13 @@ type config struct {
 	clock      func() time.Time
 	privileged Intent
 	startLimit int
+	onSent     func(SentMessage)
 }
+
+// WithOnSent calls f with every message the bot sends or edits as it is
+// recorded (under the server's lock: f must be quick and must not call the
+// server). A load tool times replies with it without scanning Sent.
+func WithOnSent(f func(SentMessage)) Option { return func(c *config) { c.onSent = f } }
 
 // WithToken sets the bot token the server accepts, without the "Bot "
 // prefix.
@@ -197,6 +203,7 @@ type Server struct {
 	heartbeat  time.Duration
 	privileged Intent
 	startLimit int
+	onSent     func(SentMessage)  // WithOnSent's callback, or nil
 	conns      sync.WaitGroup     // gateway connection goroutines
 	changes    bridgetest.Changes // wakes WaitFor and the fake's own waits on every state change; has its own lock
 
@@ -255,6 +262,7 @@ func New(t tb.TB, opts ...Option) *Server {
 		heartbeat:  cfg.heartbeat,
 		privileged: cfg.privileged,
 		startLimit: cfg.startLimit,
+		onSent:     cfg.onSent,
 		users:      map[string]User{bot.ID: bot},
 		channels:   map[string]*Channel{},
 		dms:        map[string]string{},

@@ -214,7 +214,7 @@ func (s *Server) chatPostMessage(p *params) (map[string]any, *apiError) {
 	}
 	ts := s.nextTSLocked()
 	s.recordMessageLocked(channel, ts, storedMessage{user: s.Identity.BotUserID, text: text, threadTS: threadTS, fromBot: true})
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		Method: "chat.postMessage", Channel: channel, TS: ts, ThreadTS: threadTS, Text: text,
 		Mrkdwn: p.bool("mrkdwn", true), Blocks: blocks, Attachments: attachments,
 		ReplyBroadcast: p.bool("reply_broadcast", false),
@@ -252,7 +252,7 @@ func (s *Server) chatUpdate(p *params) (map[string]any, *apiError) {
 		return nil, err
 	}
 	m.text = text
-	s.sent = append(s.sent, SentMessage{
+	s.recordSentLocked(SentMessage{
 		Method: "chat.update", Channel: channel, TS: ts, ThreadTS: m.threadTS, Text: text,
 		Mrkdwn: p.bool("mrkdwn", true), Blocks: blocks, Attachments: attachments,
 	})
@@ -271,7 +271,7 @@ func (s *Server) chatDelete(p *params) (map[string]any, *apiError) {
 		return nil, err
 	}
 	delete(s.messages[channel], ts)
-	s.sent = append(s.sent, SentMessage{Method: "chat.delete", Channel: channel, TS: ts, ThreadTS: m.threadTS, Mrkdwn: true})
+	s.recordSentLocked(SentMessage{Method: "chat.delete", Channel: channel, TS: ts, ThreadTS: m.threadTS, Mrkdwn: true})
 	return map[string]any{"channel": channel, "ts": ts}, nil
 }
 
@@ -335,4 +335,12 @@ func (s *Server) usersInfo(p *params) (map[string]any, *apiError) {
 		return nil, slackError("user_not_found")
 	}
 	return map[string]any{"user": *u}, nil
+}
+
+// recordSentLocked keeps m for Sent and tells WithOnSent's callback.
+func (s *Server) recordSentLocked(m SentMessage) {
+	s.sent = append(s.sent, m)
+	if s.onSent != nil {
+		s.onSent(m)
+	}
 }

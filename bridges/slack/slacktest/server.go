@@ -65,7 +65,14 @@ type config struct {
 	identity     Identity
 	clock        func() time.Time
 	pingInterval time.Duration
+	onSent       func(SentMessage)
 }
+
+// WithOnSent calls f with every chat.postMessage, chat.update and
+// chat.delete as it is recorded (under the server's lock: f must be quick
+// and must not call the server). A load tool times replies with it
+// without scanning Sent.
+func WithOnSent(f func(SentMessage)) Option { return func(c *config) { c.onSent = f } }
 
 // WithBotToken sets the bot token (xoxb-…) the Web API accepts.
 func WithBotToken(token string) Option { return func(c *config) { c.botToken = token } }
@@ -109,7 +116,8 @@ type Server struct {
 	srv          *httptest.Server
 	clock        func() time.Time
 	pingInterval time.Duration
-	ctx          context.Context // canceled when the test ends
+	onSent       func(SentMessage) // WithOnSent's callback, or nil
+	ctx          context.Context   // canceled when the test ends
 	cancel       context.CancelFunc
 	eventClient  *http.Client
 	sockets      sync.WaitGroup     // Socket Mode handlers, which outlive httptest's tracking once hijacked
@@ -173,6 +181,7 @@ func New(t tb.TB, opts ...Option) *Server {
 		t:            t,
 		clock:        cfg.clock,
 		pingInterval: cfg.pingInterval,
+		onSent:       cfg.onSent,
 		ctx:          ctx,
 		cancel:       cancel,
 		eventClient:  &http.Client{Transport: &http.Transport{}},
