@@ -85,12 +85,16 @@ KILLS         ?= 200
 chaos: build
 	$(GO) run ./cmd/switchboard-bench -mode chaos -bin $(BIN)/switchboard -kills $(KILLS) -sessions 20 -latency 300ms -tps 40 -tokens 20 -tool -json chaos.json
 
-## soak: 5 messages/s for DURATION with a heartbeat every 30 s and a cron
-## job every minute; reports the RSS slope after the first 10 minutes.
-## Results (with the RSS samples) in soak.json.
+## soak: RATE messages/s (default 5) over SOAK_SESSIONS chats for DURATION
+## with a heartbeat every 30 s and a cron job every minute; reports latency
+## percentiles and the RSS slope after the first 10 minutes. Results (with
+## the RSS samples) in soak.json. `make soak DURATION=30s RATE=1000
+## SOAK_SESSIONS=2000` measures intake latency at a steady 1,000/s.
 DURATION      ?= 1h
+RATE          ?= 5
+SOAK_SESSIONS ?= 50
 soak: build
-	$(GO) run ./cmd/switchboard-bench -mode soak -bin $(BIN)/switchboard -duration $(DURATION) -rate 5 -sessions 50 -latency 200ms -tps 50 -tokens 20 -json soak.json
+	$(GO) run ./cmd/switchboard-bench -mode soak -bin $(BIN)/switchboard -duration $(DURATION) -rate $(RATE) -sessions $(SOAK_SESSIONS) -latency 200ms -tps 50 -tokens 20 -json soak.json
 
 ## generate: regenerate generated files (config field docs).
 generate:

@@ -341,12 +341,22 @@ func (st *runState) emit(outs []events.Out) {
 			if out.ToolStream {
 				out = events.StripToolResults(out)
 			}
-			payload, err := json.Marshal(out.Agent)
-			if err != nil {
-				s.log.Error("gateway: agent event could not be encoded", "err", err)
-				continue
+			// Encoded when the first client needs it (broadcast calls
+			// payload synchronously): with nobody connected, a turn's
+			// agent events cost nothing.
+			agent := out.Agent
+			var payload []byte
+			encode := func(int) []byte {
+				if payload == nil {
+					var err error
+					if payload, err = json.Marshal(agent); err != nil {
+						s.log.Error("gateway: agent event could not be encoded", "err", err)
+						payload = []byte("{}")
+					}
+				}
+				return payload
 			}
-			ev := outEvent{name: events.EventAgent, payload: func(int) []byte { return payload }, dropIfSlow: out.DropIfSlow}
+			ev := outEvent{name: events.EventAgent, payload: encode, dropIfSlow: out.DropIfSlow}
 			if out.ToolStream {
 				ids := st.ids
 				ev.to = func(c *conn) bool {

@@ -170,10 +170,18 @@ func (s *SQLite) open(ctx context.Context) error {
 	if _, err := migrate(ctx, s.writer, sqliteMigrations, sqliteMigrationsDir, s.path); err != nil {
 		return err
 	}
-	if _, err := s.writer.ExecContext(ctx,
-		`INSERT INTO meta (key, value) VALUES ('created_at', ?) ON CONFLICT (key) DO NOTHING`,
-		strconv.FormatInt(time.Now().UnixMilli(), 10)); err != nil {
-		return fmt.Errorf("store: open %s: record created_at: %w", s.path, err)
+	// A write transaction (and its fsync) only the first time: restarts
+	// are faster without one.
+	var created int
+	if err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'created_at'`).Scan(&created); err != nil {
+		return fmt.Errorf("store: open %s: read created_at: %w", s.path, err)
+	}
+	if created == 0 {
+		if _, err := s.writer.ExecContext(ctx,
+			`INSERT INTO meta (key, value) VALUES ('created_at', ?) ON CONFLICT (key) DO NOTHING`,
+			strconv.FormatInt(time.Now().UnixMilli(), 10)); err != nil {
+			return fmt.Errorf("store: open %s: record created_at: %w", s.path, err)
+		}
 	}
 
 	if s.js, err = prepareJournal(ctx, s.writer); err != nil {

@@ -62,7 +62,7 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 	tr := newTracker()
 	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
 	defer mdl.close()
-	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, onReply: tr.reply})
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), agentDefaults: lo.agentDefaults(), extra: perChatFollowup, onReply: tr.reply})
 	if err != nil {
 		return nil, err
 	}

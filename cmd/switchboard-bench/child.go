@@ -119,15 +119,17 @@ func (c *child) waitReady(ctx context.Context, base string, limit time.Duration)
 	}
 }
 
-// stop interrupts the child and waits for it.
+// stop interrupts the child and waits for it. Stopping a child that has
+// exited returns at once.
 func (c *child) stop(limit time.Duration) error {
 	_ = c.cmd.Process.Signal(os.Interrupt)
 	select {
 	case err := <-c.done:
+		c.done <- err
 		return err
 	case <-time.After(limit):
 		_ = c.cmd.Process.Kill()
-		<-c.done
+		c.done <- <-c.done
 		return errors.New("switchboard did not stop within " + limit.String() + "; killed")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,7 @@ func (p *platforms) env(stateDir string) []string {
 		"SLACK_BOT=" + p.slack.BotToken, "SLACK_APP=" + p.slack.AppToken,
 		"DISCORD_TOKEN=" + p.discord.Token,
 		"HOME=" + stateDir,
+		"SWITCHBOARD_CPUPROFILE=" + os.Getenv("SWITCHBOARD_CPUPROFILE"),
 	}
 }
 
@@ -142,6 +144,10 @@ models:
     allowFrom: ["*"]
     guilds:
       %q: {}
+  whatsapp:
+    enabled: true
+    dmPolicy: open
+    allowFrom: ["*"]
 `, port, token, spec.modelYAML, modelRef(spec.modelYAML), spec.agentDefaults, p.telegram.URL, p.slack.APIURL, p.discord.APIURL, discordtest.DefaultGuildID) + spec.extra
 }
 

@@ -78,7 +78,7 @@ func TestFootprintMeasuresARealChild(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &res) != nil {
 		t.Fatalf("json: %v %s", err, b)
 	}
-	if res.BinaryBytes <= 0 || res.ReadyMs <= 0 || res.Idle.RSSKB <= 0 || res.Idle.PeakRSSKB < res.Idle.RSSKB ||
+	if res.BinaryBytes <= 0 || res.ReadyMs <= 0 || res.WarmReadyMs <= 0 || res.Idle.RSSKB <= 0 || res.Idle.PeakRSSKB < res.Idle.RSSKB ||
 		res.ConnsOpened != 20 || res.WithConns.RSSKB <= 0 || res.Settled.RSSKB <= 0 || res.PlatformErrors != 0 {
 		t.Fatalf("result: %+v", res)
 	}

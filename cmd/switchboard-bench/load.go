@@ -48,6 +48,11 @@ type percentiles struct {
 	N                  int
 }
 
+// String formats p for the tables.
+func (p percentiles) String() string {
+	return fmt.Sprintf("p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms (n=%d)", p.P50, p.P90, p.P99, p.Max, p.N)
+}
+
 func percentilesOf(v []float64) percentiles {
 	if len(v) == 0 {
 		return percentiles{}
@@ -149,6 +154,14 @@ func (t *tracker) reply(text string) {
 // and answers every message in a turn of its own.
 const perChatFollowup = "messages:\n  queue: {mode: followup, debounceMs: 0}\nsession:\n  dmScope: per-channel-peer\n"
 
+// agentDefaults are the agents.defaults keys lo sets.
+func (lo loadOptions) agentDefaults() string {
+	if lo.maxConcurrent > 0 {
+		return fmt.Sprintf("    maxConcurrent: %d\n", lo.maxConcurrent)
+	}
+	return ""
+}
+
 // loadOptions are the load mode's flags.
 type loadOptions struct {
 	sessions, messages int
@@ -158,6 +171,7 @@ type loadOptions struct {
 	tokens             int
 	tool               bool
 	platforms          []string // session i sends on platforms[i % len]
+	maxConcurrent      int      // agents.defaults.maxConcurrent; 0: the default
 	replyTimeout       time.Duration
 }
 
@@ -170,7 +184,7 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	tr := newTracker()
 	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
 	defer mdl.close()
-	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), extra: perChatFollowup, onReply: tr.reply})
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), agentDefaults: lo.agentDefaults(), extra: perChatFollowup, onReply: tr.reply})
 	if err != nil {
 		return nil, err
 	}
@@ -276,15 +290,12 @@ func (t *tracker) tally() tally {
 
 // table prints the result for people.
 func (r *loadResult) table(w io.Writer) {
-	pc := func(p percentiles) string {
-		return fmt.Sprintf("p50 %.2f  p90 %.2f  p99 %.2f  max %.2f ms (n=%d)", p.P50, p.P90, p.P99, p.Max, p.N)
-	}
 	fmt.Fprintf(w, "sessions × messages       %d × %d (%d group sessions), model %.0f ms first token, %.0f tokens/s\n",
 		r.Sessions, r.PerSession, r.GroupSessions, r.ModelLatencyMs, r.ModelTPS)
 	fmt.Fprintf(w, "sent / replied            %d / %d in %.1f s (%.0f messages/s)\n", r.Sent, r.Replied, r.Seconds, r.PerSecond)
 	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
-	fmt.Fprintf(w, "platform → model request  %s\n", pc(r.InToModel))
-	fmt.Fprintf(w, "model done → reply        %s\n", pc(r.ModelToReply))
+	fmt.Fprintf(w, "platform → model request  %s\n", r.InToModel)
+	fmt.Fprintf(w, "model done → reply        %s\n", r.ModelToReply)
 	fmt.Fprintf(w, "RSS after load (peak)     %.1f MB (%.1f MB), %d goroutines, max GC pause %.2f ms\n",
 		float64(r.Peak.RSSKB)/1024, float64(r.Peak.PeakRSSKB)/1024, r.Goroutines, r.MaxGCPauseMs)
 }

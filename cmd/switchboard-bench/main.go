@@ -68,6 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.load.tps, "tps", 0, "load: the model's tokens per second (0: all at once)")
 	fs.IntVar(&o.load.tokens, "tokens", 20, "load: tokens per answer")
 	platforms := fs.String("platforms", "telegram,slack,discord", "load, chaos, soak: the platforms sessions send on, round robin")
+	fs.IntVar(&o.load.maxConcurrent, "max-concurrent", 0, "load, chaos, soak: turns running at once (agents.defaults.maxConcurrent; 0: the default, 4)")
 	fs.BoolVar(&o.load.tool, "tool", false, "load, chaos: the model calls a tool (ls) in every turn before it answers")
 	fs.IntVar(&o.chaos.kills, "kills", 200, "chaos: how many times the child is killed with SIGKILL and started again")
 	fs.DurationVar(&o.chaos.within, "kill-within", 4*time.Second, "chaos: each kill comes at a uniformly random time up to this long after the child was ready")

@@ -19,18 +19,22 @@ type soakOptions struct {
 
 // soakResult is what the soak mode measures (reliability matrix row 24).
 type soakResult struct {
-	Date           string   `json:"date"`
-	Seconds        float64  `json:"seconds"`
-	Rate           float64  `json:"messagesPerSecond"`
-	Sessions       int      `json:"sessions"`
-	Sent           int      `json:"sent"`
-	Replied        int      `json:"replied"`
-	Lost           int      `json:"lost"`
-	Duplicated     int      `json:"duplicated"`
-	OutOfOrder     int      `json:"outOfOrder"`
-	LostMarkers    []string `json:"lostMarkers,omitempty"`
-	HeartbeatTurns int64    `json:"heartbeatTurns"`
-	CronTurns      int64    `json:"cronTurns"`
+	Date        string   `json:"date"`
+	Seconds     float64  `json:"seconds"`
+	Rate        float64  `json:"messagesPerSecond"`
+	Sessions    int      `json:"sessions"`
+	Sent        int      `json:"sent"`
+	Replied     int      `json:"replied"`
+	Lost        int      `json:"lost"`
+	Duplicated  int      `json:"duplicated"`
+	OutOfOrder  int      `json:"outOfOrder"`
+	LostMarkers []string `json:"lostMarkers,omitempty"`
+	// InToModel is platform message sent → model request received;
+	// ModelToReply is model stream done → reply received by the platform.
+	InToModel      percentiles `json:"inboundToModelMs"`
+	ModelToReply   percentiles `json:"modelDoneToReplyMs"`
+	HeartbeatTurns int64       `json:"heartbeatTurns"`
+	CronTurns      int64       `json:"cronTurns"`
 	// Samples are (seconds since start, VmRSS KiB, goroutines).
 	Samples [][3]float64 `json:"samples"`
 	// SlopeMBPerHour is the least-squares slope of VmRSS over the samples
@@ -64,7 +68,7 @@ func soak(ctx context.Context, o options, lo loadOptions, so soakOptions, log io
 	defer mdl.close()
 	spec := rigSpec{
 		modelYAML:     mdl.yaml(),
-		agentDefaults: "    heartbeat: {every: 30s, target: none}\n",
+		agentDefaults: "    heartbeat: {every: 30s, target: none}\n" + lo.agentDefaults(),
 		extra: perChatFollowup + `cron:
   enabled: true
   jobs:
@@ -88,7 +92,9 @@ func soak(ctx context.Context, o options, lo loadOptions, so soakOptions, log io
 	start := time.Now()
 	sampleTick := time.NewTicker(so.sample)
 	defer sampleTick.Stop()
-	sendTick := time.NewTicker(time.Duration(float64(time.Second) / so.rate))
+	// Every tick sends what is due by then, so a late tick does not lower
+	// the rate.
+	sendTick := time.NewTicker(max(time.Millisecond, time.Duration(float64(time.Second)/so.rate)))
 	defer sendTick.Stop()
 	end := time.After(so.duration)
 	seq := make([]int, lo.sessions)
@@ -113,13 +119,14 @@ loop:
 	for {
 		select {
 		case <-sendTick.C:
-			i := next
-			next = (next + 1) % lo.sessions
-			marker := fmt.Sprintf("#m%d-%d", i, seq[i])
-			seq[i]++
-			tr.pushed(marker, time.Now())
-			senders[i]("question " + marker)
-			res.Sent++
+			for due := int(time.Since(start).Seconds() * so.rate); res.Sent < due; res.Sent++ {
+				i := next
+				next = (next + 1) % lo.sessions
+				marker := fmt.Sprintf("#m%d-%d", i, seq[i])
+				seq[i]++
+				tr.pushed(marker, time.Now())
+				senders[i]("question " + marker)
+			}
 		case <-sampleTick.C:
 			if err := sample(); err != nil {
 				return nil, err
@@ -145,6 +152,7 @@ loop:
 	}
 	t := tr.tally()
 	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
+	res.InToModel, res.ModelToReply = percentilesOf(t.inLat), percentilesOf(t.outLat)
 	res.HeartbeatTurns, res.CronTurns = heartbeats.Load(), crons.Load()
 	m, err := readMemory(pid)
 	if err != nil {
@@ -184,6 +192,8 @@ func (r *soakResult) table(w io.Writer) {
 	fmt.Fprintf(w, "duration / rate           %.0f s at %.1f messages/s over %d sessions\n", r.Seconds, r.Rate, r.Sessions)
 	fmt.Fprintf(w, "sent / replied            %d / %d\n", r.Sent, r.Replied)
 	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
+	fmt.Fprintf(w, "platform → model request  %s\n", r.InToModel)
+	fmt.Fprintf(w, "model done → reply        %s\n", r.ModelToReply)
 	fmt.Fprintf(w, "heartbeat / cron turns    %d / %d\n", r.HeartbeatTurns, r.CronTurns)
 	fmt.Fprintf(w, "RSS after warmup → end    %.1f → %.1f MB (peak %.1f MB), slope %.2f MB/h after %.0f s\n",
 		float64(r.FirstRSSKB)/1024, float64(r.LastRSSKB)/1024, float64(r.PeakRSSKB)/1024, r.SlopeMBPerHour, r.WarmupSeconds)

@@ -50,6 +50,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 		return code
 	}
 	log := c.logger(g)
+	defer startProfile(c.lookup, c.stderr)()
 	d := newDaemon(log)
 	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, whatsappClient: c.whatsappClient, clock: c.clock}, log)
 
