@@ -145,7 +145,11 @@ func (c *child) kill() {
 type memory struct {
 	RSSKB     int64 `json:"vmRSSKiB"`
 	PeakRSSKB int64 `json:"vmHWMKiB"`
-	Threads   int64 `json:"threads"`
+	// AnonKB is the process's own memory (heap, stacks, SQLite's page
+	// cache); FileKB the pages of the binary and other files it touched.
+	AnonKB  int64 `json:"rssAnonKiB"`
+	FileKB  int64 `json:"rssFileKiB"`
+	Threads int64 `json:"threads"`
 }
 
 func readMemory(pid int) (memory, error) {
@@ -167,6 +171,10 @@ func readMemory(pid int) (memory, error) {
 			m.RSSKB = n
 		case "VmHWM":
 			m.PeakRSSKB = n
+		case "RssAnon":
+			m.AnonKB = n
+		case "RssFile":
+			m.FileKB = n
 		case "Threads":
 			m.Threads = n
 		}

@@ -147,6 +147,7 @@ func (r *footprintResult) table(w io.Writer) {
 		{"exec → /readyz 200", fmt.Sprintf("%.1f ms fresh state, %.1f ms restart", r.ReadyMs, r.WarmReadyMs)},
 		{"configured", r.Bridges},
 		{fmt.Sprintf("idle RSS after %.0f s (peak)", r.IdleSeconds), mb(r.Idle.RSSKB) + " (" + mb(r.Idle.PeakRSSKB) + "), " + fmt.Sprint(r.Idle.Threads) + " threads"},
+		{"… of which anonymous / file-backed", mb(r.Idle.AnonKB) + " / " + mb(r.Idle.FileKB) + " (the binary's pages)"},
 	}
 	if r.Conns > 0 {
 		rows = append(rows, [2]string{fmt.Sprintf("RSS with %d idle gateway connections (peak)", r.ConnsOpened),
