@@ -20,6 +20,31 @@ func (s *SQLite) ChannelOffset(ctx context.Context, channel, accountID string) (
 	return v, nil
 }
 
+// ChannelOffsets returns the stored positions of channel whose account ID
+// starts with prefix, by account ID: a bridge that keeps one position per
+// chat (Discord's newest message per channel) stores them under
+// "<account>/<chat>" keys.
+func (s *SQLite) ChannelOffsets(ctx context.Context, channel, prefix string) (map[string]string, error) {
+	rows, err := s.reader.QueryContext(ctx, `SELECT account_id, value FROM channel_offsets WHERE channel = ? AND substr(account_id, 1, ?) = ?`,
+		channel, len(prefix), prefix)
+	if err != nil {
+		return nil, fmt.Errorf("store: read %s offsets: %w", channel, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("store: read %s offsets: %w", channel, err)
+		}
+		out[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read %s offsets: %w", channel, err)
+	}
+	return out, nil
+}
+
 // SetChannelOffset stores a bridge's stream position.
 func (s *SQLite) SetChannelOffset(ctx context.Context, channel, accountID, value string) error {
 	_, err := s.writer.ExecContext(ctx, `INSERT INTO channel_offsets (channel, account_id, value, updated_at) VALUES (?, ?, ?, ?)

@@ -26,6 +26,27 @@ func TestChannelOffsetSurvivesReopen(t *testing.T) {
 	}
 }
 
+func TestChannelOffsetsByPrefix(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	ctx := t.Context()
+	for k, v := range map[string]string{"default/c1": "10", "default/c2": "20", "other/c1": "30", "default": "x"} {
+		if err := s.SetChannelOffset(ctx, "discord", k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetChannelOffset(ctx, "telegram", "default/c1", "40"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ChannelOffsets(ctx, "discord", "default/")
+	if err != nil || len(got) != 2 || got["default/c1"] != "10" || got["default/c2"] != "20" {
+		t.Fatalf("offsets = %v, %v", got, err)
+	}
+	// A prefix with LIKE's wildcards matches literally.
+	if got, err := s.ChannelOffsets(ctx, "discord", "def%"); err != nil || len(got) != 0 {
+		t.Fatalf("wildcard prefix = %v, %v", got, err)
+	}
+}
+
 func TestOutboundLedger(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	ctx := t.Context()

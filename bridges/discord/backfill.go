@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -23,6 +24,45 @@ func (b *Bridge) seen(channelID, messageID string) {
 	}
 	if newerID(messageID, b.lastSeen[channelID]) {
 		b.lastSeen[channelID] = messageID
+	}
+}
+
+// positionPrefix is the key prefix of the account's channel positions in
+// Positions: "<account>/ch/<channel id>".
+func (b *Bridge) positionPrefix() string { return b.opts.AccountID + "/ch/" }
+
+// restorePositions loads the channel positions a previous run stored, so
+// the first session's READY backfills what was written meanwhile.
+func (b *Bridge) restorePositions(ctx context.Context) {
+	if b.opts.Positions == nil {
+		return
+	}
+	stored, err := b.opts.Positions.ChannelOffsets(ctx, Channel, b.positionPrefix())
+	if err != nil {
+		b.opts.Log.Warn("discord: stored channel positions unreadable; messages written while Switchboard was down will not be fetched", "err", err)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, id := range stored {
+		ch := strings.TrimPrefix(k, b.positionPrefix())
+		if len(b.lastSeen) < maxBackfillChannels && newerID(id, b.lastSeen[ch]) {
+			b.lastSeen[ch] = id
+		}
+	}
+	b.restored = len(b.lastSeen) > 0
+}
+
+// persistPosition stores a submitted message as its channel's position.
+// It runs after the message is journaled: a crash in between leaves an
+// older position, and the backfill's refetch of the message is stopped by
+// its dedupe key.
+func (b *Bridge) persistPosition(ctx context.Context, channelID, messageID string) {
+	if b.opts.Positions == nil {
+		return
+	}
+	if err := b.opts.Positions.SetChannelOffset(context.WithoutCancel(ctx), Channel, b.positionPrefix()+channelID, messageID); err != nil {
+		b.opts.Log.Warn("discord: channel position not saved (messages written during a restart may be missed)", "channel", channelID, "err", err)
 	}
 }
 

@@ -68,10 +68,21 @@ type Options struct {
 	// HelloTimeout is how long a connection may wait for Hello; zero means
 	// 30 s.
 	HelloTimeout time.Duration
+	// Positions persists the newest message taken in each channel, so a
+	// restarted bridge fetches what was written while it was down (Discord
+	// does not replay it to a new session); nil keeps them in memory only.
+	Positions PositionStore
 	// Log receives connection events; nil discards them.
 	Log *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// PositionStore keeps per-channel stream positions; the state store
+// implements it.
+type PositionStore interface {
+	ChannelOffsets(ctx context.Context, channel, prefix string) (map[string]string, error)
+	SetChannelOffset(ctx context.Context, channel, accountID, value string) error
 }
 
 // Bridge is the Discord bridge. Build it with New.
@@ -89,6 +100,7 @@ type Bridge struct {
 	channels map[string]channelInfo // by id
 	botRoles map[string][]string    // by guild id
 	lastSeen map[string]string      // newest message id by channel
+	restored bool                   // lastSeen came from Positions: backfill after the first READY too
 	sessions int                    // READYs so far
 	// backfilling is set while a backfill runs off the read goroutine;
 	// live messages wait in held meanwhile so a channel stays in order.
@@ -214,6 +226,7 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		b.sink = nil
 		b.mu.Unlock()
 	}()
+	b.restorePositions(ctx)
 	for attempt := 0; ; attempt++ {
 		me, err := b.api.User("@me", discordgo.WithContext(ctx))
 		if err == nil {
@@ -264,7 +277,7 @@ func (b *Bridge) dispatch(ctx context.Context, t string, d json.RawMessage) {
 			b.botID = r.User.ID
 		}
 		b.sessions++
-		again := b.sessions > 1
+		again := b.sessions > 1 || b.restored
 		b.mu.Unlock()
 		if again {
 			// A new session: Discord does not replay what the old one
@@ -327,6 +340,7 @@ func (b *Bridge) message(ctx context.Context, m *discordgo.Message) {
 	for attempt := range 5 {
 		if err = sink.Submit(ctx, msg); err == nil {
 			b.tracker.Inbound()
+			b.persistPosition(ctx, m.ChannelID, m.ID)
 			return
 		}
 		if ctx.Err() != nil || !b.opts.Sleep(ctx, b.opts.Backoff.Delay(attempt)) {

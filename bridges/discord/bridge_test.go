@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/discord/discordtest"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
 	"go.uber.org/goleak"
 )
 
@@ -364,5 +365,38 @@ func TestDeliverToUserOpensTheDM(t *testing.T) {
 	}
 	if sent := srv.Sent(); len(sent) != 1 || sent[0].ChannelID != srv.DMChannel(ada).ID {
 		t.Errorf("sent = %+v, want the DM channel with %s", sent, ada.ID)
+	}
+}
+
+// A restarted bridge fetches what was written in its channels while it was
+// down: Discord gives a new session no replay, so without the stored
+// channel positions the message would be lost (the chaos run found it).
+func TestRestartFetchesMessagesWrittenWhileDown(t *testing.T) {
+	srv := discordtest.New(t)
+	st, err := store.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	withStore := func(o *discord.Options) { o.Positions = st }
+	first := newRig(t, srv, withStore)
+	first.connected(t)
+	first.receive(t, srv.DirectMessage(ada, "before the restart"), 1)
+	// The process dies: its connection is cut without a close frame, so
+	// its session lives on at Discord and collects what follows, which no
+	// new session is sent.
+	srv.SetOutage(true)
+	first.stop()
+	<-first.done
+	first.done <- nil // for the rig's cleanup
+	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
+	srv.SetOutage(false)
+
+	second := newRig(t, srv, withStore)
+	if !second.sink.Eventually(func() bool { return len(second.sink.Inbound()) >= 1 }) {
+		t.Fatalf("the message written while down was not fetched; got %d", len(second.sink.Inbound()))
+	}
+	if got := second.sink.Inbound(); len(got) != 1 || got[0].Message.Body != "while down" {
+		t.Fatalf("after the restart got %+v, want only the message written while down", got)
 	}
 }

@@ -79,6 +79,7 @@ func wireDiscord(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 			opts := dc.Options(core.DefaultAgentID, cfg.Session)
 			opts.MentionPatterns = cfg.Messages.GroupChat.MentionPatterns
 			opts.MediaDir = filepath.Join(stateDir, "media", discord.Channel)
+			opts.Positions = st()
 			opts.Log = bs.log.With("channel", discord.Channel)
 			b, err := discord.New(opts)
 			if err != nil {
