@@ -232,6 +232,9 @@ func (b *Bridge) event(ctx context.Context, smc *socketmode.Client, sink bridges
 	case socketmode.EventTypeConnected:
 		b.setState(sink, bridges.StateConnected, nil)
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
+		if ctx.Err() != nil {
+			return // shutting down: the bridge is stopping, not failing
+		}
 		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("slack socket mode: %s", evt.Type))
 	case socketmode.EventTypeInvalidAuth:
 		b.setState(sink, bridges.StateBadCredentials, errors.New("slack refused the app token (invalid_auth)"))

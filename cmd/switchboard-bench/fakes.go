@@ -22,6 +22,8 @@ type platforms struct {
 	telegram *telegramtest.Server
 	slack    *slacktest.Server
 	discord  *discordtest.Server
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // startPlatforms starts the fakes; onReply (nil for none) sees the text
@@ -44,11 +46,54 @@ func startPlatforms(log io.Writer, onReply func(text string)) *platforms {
 			}
 		}))
 	}
-	return &platforms{
+	p := &platforms{
 		host:     h,
 		telegram: telegramtest.New(h, tg...),
 		slack:    slacktest.New(h, sl...),
 		discord:  discordtest.New(h, dc...),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go p.retrySlack()
+	return p
+}
+
+// Slack's retry policy for events: an envelope not acknowledged within
+// slackAckTimeout is sent again, at most slackRetries times.
+const (
+	slackAckTimeout = 3 * time.Second
+	slackRetries    = 3
+)
+
+// retrySlack plays Slack's part the fake leaves to its caller: an event
+// the bot did not acknowledge (it was killed after reading it, say) is
+// delivered again, as a new envelope with retry_attempt one higher.
+func (p *platforms) retrySlack() {
+	defer close(p.done)
+	firstSeen := map[string]time.Time{}
+	retried := map[string]bool{}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-tick.C:
+			for _, e := range p.slack.Envelopes() {
+				if e.Type != "events_api" || e.Acked || retried[e.ID] || e.RetryAttempt >= slackRetries {
+					continue
+				}
+				seen, ok := firstSeen[e.ID]
+				if !ok {
+					firstSeen[e.ID] = now
+					continue
+				}
+				if now.Sub(seen) >= slackAckTimeout {
+					retried[e.ID] = true
+					p.slack.Redeliver(e.ID, "timeout")
+				}
+			}
+		}
 	}
 }
 
@@ -94,7 +139,11 @@ func (p *platforms) sender(platform string, i int, group bool) func(text string)
 	}
 }
 
-func (p *platforms) close() { p.host.Close() }
+func (p *platforms) close() {
+	close(p.stop)
+	<-p.done
+	p.host.Close()
+}
 
 // env is the child's environment: the platform tokens, nothing of ours.
 func (p *platforms) env(stateDir string) []string {
