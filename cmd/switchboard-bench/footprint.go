@@ -72,7 +72,7 @@ func footprint(ctx context.Context, o options, log io.Writer) (*footprintResult,
 	}
 	if o.conns > 0 {
 		start := time.Now()
-		clients, err := openConns(ctx, fmt.Sprintf("ws://127.0.0.1:%d/", port), token, o.conns)
+		clients, err := openConns(ctx, fmt.Sprintf("ws://127.0.0.1:%d/", port), token, o.conns, log)
 		res.ConnsOpened = len(clients)
 		res.ConnectSecs = time.Since(start).Seconds()
 		defer func() {
@@ -101,7 +101,8 @@ func footprint(ctx context.Context, o options, log io.Writer) (*footprintResult,
 
 // openConns opens n authenticated operator connections, 16 at a time:
 // the gateway allows 32 unauthenticated sockets per address.
-func openConns(ctx context.Context, url, token string, n int) ([]*client.Client, error) {
+func openConns(ctx context.Context, url, token string, n int, log io.Writer) ([]*client.Client, error) {
+	start := time.Now()
 	var (
 		mu      sync.Mutex
 		clients []*client.Client
@@ -127,6 +128,9 @@ func openConns(ctx context.Context, url, token string, n int) ([]*client.Client,
 				return
 			}
 			clients = append(clients, cl)
+			if len(clients)%1000 == 0 {
+				fmt.Fprintf(log, "footprint: %d gateway connections open after %.1f s\n", len(clients), time.Since(start).Seconds())
+			}
 		}()
 		mu.Lock()
 		stop := first != nil

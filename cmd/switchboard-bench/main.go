@@ -1,22 +1,36 @@
 // Command switchboard-bench measures a real `switchboard run` child
-// process against in-process fakes of the chat platforms.
+// process against in-process fakes of the chat platforms: Telegram, Slack
+// (Socket Mode, with Slack's retries of unacknowledged events) and Discord
+// (REST and gateway), WhatsApp configured without a linked device, and an
+// OpenAI-compatible streaming model with -latency before the first token,
+// -tps tokens per second and, with -tool, a tool call in every turn.
+// Session i sends on the i-th of -platforms (round robin); every
+// -group-every-th session is a group chat where the bot is mentioned.
 //
-// Mode load: -sessions sessions × -messages messages through the Telegram
-// fake (every -group-every-th session a supergroup where the bot is
-// mentioned) to an OpenAI-compatible streaming fake with -latency before
-// the first token and -tps tokens per second. Each session sends its next
-// message once the last was answered. Measured: throughput, platform
-// message → model request and model done → reply latencies, RSS,
-// goroutines, the longest GC pause; checked: every message answered exactly
-// once, in order (exit 1 otherwise). -svg writes a latency histogram.
+// Mode load: -sessions × -messages, each session sending its next message
+// once the last was answered. Measured: throughput, platform message →
+// model request and model done → reply latencies, RSS, goroutines, the
+// longest GC pause; checked: every message answered exactly once, in order
+// (exit 1 otherwise). -svg writes a latency histogram.
 //
-// Mode footprint: binary
-// size, the time from exec to /readyz answering 200, idle RSS after -idle
-// with the Telegram, Slack (Socket Mode) and Discord bridges connected to
-// their fakes and the gateway on, then RSS with -conns idle gateway
-// connections. Output: a table on stdout and, with -json, a JSON file.
+// Mode chaos: the load of -sessions sessions while the child is killed
+// with SIGKILL -kills times, each at a uniformly random time up to
+// -kill-within after it was ready, and started again on the same state;
+// then every answer is awaited and every transcript opened as the daemon
+// opens it. Fails on a lost or reordered message, more than one duplicate
+// per kill, or a transcript that does not load.
 //
-//	go run ./cmd/switchboard-bench -mode footprint -json footprint.json
+// Mode soak: -rate messages a second (open loop) for -duration with a
+// heartbeat every 30 s and a cron job every minute; reports latency
+// percentiles and the RSS slope after -warmup.
+//
+// Mode footprint: binary size, the time from exec to /readyz answering 200
+// on a fresh state directory and on a restart, idle RSS after -idle, then
+// RSS with -conns idle gateway connections.
+//
+// Output: a table on stdout and, with -json, a JSON file.
+//
+//	go run ./cmd/switchboard-bench -mode chaos -kills 20 -tool
 package main
 
 import (
