@@ -66,12 +66,7 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			r.close(log, o.keep)
-		}
-	}()
+	defer r.close(log, o.keep)
 	res := &chaosResult{Date: time.Now().UTC().Format(time.RFC3339), Kills: co.kills, Sessions: lo.sessions,
 		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTool: lo.tool, DuplicatesAllowed: co.kills}
 	start := time.Now()
@@ -127,9 +122,6 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 	if err := checkTranscripts(r.stateDir(), res); err != nil {
 		return nil, err
 	}
-	r.c = nil
-	closed = true
-	r.close(log, o.keep)
 	return res, nil
 }
 
