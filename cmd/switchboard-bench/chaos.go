@@ -78,6 +78,7 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 		sent, _ := drive(ctx, r.p, tr, lo, stop)
 		done <- driven{sent}
 	}()
+	defer tr.progress(log, 30*time.Second)()
 	var readies []float64
 	var killErr error
 	for k := 0; k < co.kills; k++ {

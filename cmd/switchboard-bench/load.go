@@ -193,7 +193,9 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	res := &loadResult{Date: time.Now().UTC().Format(time.RFC3339), Sessions: lo.sessions, PerSession: lo.messages,
 		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTPS: lo.tps}
 	start := time.Now()
+	stopProgress := tr.progress(log, 10*time.Second)
 	res.Sent, res.GroupSessions = drive(ctx, p, tr, lo, nil)
+	stopProgress()
 	res.Seconds = time.Since(start).Seconds()
 	// Late duplicates show up here.
 	select {
@@ -256,6 +258,30 @@ func drive(ctx context.Context, p *platforms, tr *tracker, lo loadOptions, stop 
 	}
 	wg.Wait()
 	return sent, groups
+}
+
+// progress logs the messages sent and answered every period until the
+// returned function is called.
+func (t *tracker) progress(log io.Writer, period time.Duration) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		start := time.Now()
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				t.mu.Lock()
+				sent, answered := len(t.sent), len(t.replies)
+				t.mu.Unlock()
+				fmt.Fprintf(log, "%4.0f s: %d sent, %d answered\n", time.Since(start).Seconds(), sent, answered)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // tally is the tracker's verdict over every message sent.
