@@ -86,7 +86,8 @@ type Server struct {
 	mu           sync.Mutex
 	nextUpdateID int64
 	queue        []queuedUpdate
-	pollGen      uint64 // incremented by every getUpdates; a waiting poll with an older generation is terminated
+	pushMu       sync.Mutex // serializes PushUpdate: update ids queue in order
+	pollGen      uint64     // incremented by every getUpdates; a waiting poll with an older generation is terminated
 	waitingPolls int
 	webhook      WebhookInfo
 	chats        map[int64]*chatState

@@ -244,6 +244,38 @@ func TestCustomTokenAndBot(t *testing.T) {
 	}
 }
 
+// Updates pushed from many goroutines while the bot confirms offsets are
+// all delivered: an update_id is taken and queued in one step, so no
+// update can join the queue behind a higher one the bot already confirmed
+// (the load tool lost Telegram messages that way).
+func TestConcurrentPushesAreNotSkipped(t *testing.T) {
+	s := New(t)
+	const pushers, each = 20, 50
+	var wg sync.WaitGroup
+	for p := range pushers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				s.PushUpdate(s.TextMessage(int64(p+1), ChatPrivate, ann, fmt.Sprint("m", i)))
+			}
+		}()
+	}
+	seen := map[int64]bool{}
+	offset := int64(0)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(seen) < pushers*each && time.Now().Before(deadline) {
+		for _, id := range updateIDs(t, call(t, s, asJSON, "getUpdates", map[string]any{"offset": offset, "timeout": 1})) {
+			seen[id] = true
+			offset = max(offset, id+1)
+		}
+	}
+	wg.Wait()
+	if len(seen) != pushers*each {
+		t.Fatalf("got %d of %d updates", len(seen), pushers*each)
+	}
+}
+
 func TestGetUpdatesOffsetSemantics(t *testing.T) {
 	s := New(t)
 	for i := range 3 {

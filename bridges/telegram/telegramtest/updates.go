@@ -21,6 +21,11 @@ import (
 // called from any goroutine) and returns 0.
 func (s *Server) PushUpdate(update any) int64 {
 	s.t.Helper()
+	// The update_id is taken and the update queued in one step, as
+	// Telegram does: an update queued behind a higher one the bot has
+	// already confirmed would be dropped by that offset.
+	s.pushMu.Lock()
+	defer s.pushMu.Unlock()
 	id, raw, err := s.stampUpdate(update)
 	if err != nil {
 		s.t.Errorf("telegramtest: PushUpdate: %v", err)
