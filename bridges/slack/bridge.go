@@ -207,6 +207,10 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 	defer cancel()
 	runErr := make(chan error, 1)
 	go func() { runErr <- smc.RunContext(ctx) }()
+	// Acks are sent off this loop (see event); they end with ctx.
+	var acks sync.WaitGroup
+	defer acks.Wait()
+	defer cancel()
 	for {
 		select {
 		case err := <-runErr:
@@ -220,14 +224,17 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			}
 			return err
 		case evt := <-smc.Events:
-			b.event(ctx, smc, sink, evt)
+			b.event(ctx, smc, sink, evt, &acks)
 		}
 	}
 }
 
 // event handles one Socket Mode event; an events_api envelope is acked
-// only after the sink has taken its message.
-func (b *Bridge) event(ctx context.Context, smc *socketmode.Client, sink bridges.Sink, evt socketmode.Event) {
+// only after the sink has taken its message. The ack is sent on its own
+// goroutine: slack-go queues it for a writer that, when a write fails,
+// blocks on the Events channel this loop drains, so an ack sent from the
+// loop could wait forever (the 3,000-session load stalled that way).
+func (b *Bridge) event(ctx context.Context, smc *socketmode.Client, sink bridges.Sink, evt socketmode.Event, acks *sync.WaitGroup) {
 	switch evt.Type {
 	case socketmode.EventTypeConnected:
 		b.setState(sink, bridges.StateConnected, nil)
@@ -248,7 +255,12 @@ func (b *Bridge) event(ctx context.Context, smc *socketmode.Client, sink bridges
 			b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", b.redact(err))
 			return
 		}
-		_ = smc.AckCtx(ctx, evt.Request.EnvelopeID, nil)
+		id := evt.Request.EnvelopeID
+		acks.Add(1)
+		go func() {
+			defer acks.Done()
+			_ = smc.AckCtx(ctx, id, nil)
+		}()
 	}
 }
 
