@@ -59,11 +59,11 @@ func startPlatforms(log io.Writer, onReply func(text string)) *platforms {
 }
 
 // Slack's retry policy for events: an envelope not acknowledged within
-// slackAckTimeout is sent again, at most slackRetries times.
-const (
-	slackAckTimeout = 3 * time.Second
-	slackRetries    = 3
-)
+// slackAckTimeout is sent again at once, then after a minute, then after
+// five (Slack's Events API schedule), and then no more.
+const slackAckTimeout = 3 * time.Second
+
+var slackRetryDelays = []time.Duration{0, time.Minute, 5 * time.Minute}
 
 // retrySlack plays Slack's part the fake leaves to its caller: an event
 // the bot did not acknowledge (it was killed after reading it, say) is
@@ -80,7 +80,7 @@ func (p *platforms) retrySlack() {
 			return
 		case now := <-tick.C:
 			for _, e := range p.slack.Envelopes() {
-				if e.Type != "events_api" || e.Acked || retried[e.ID] || e.RetryAttempt >= slackRetries {
+				if e.Type != "events_api" || e.Acked || retried[e.ID] || e.RetryAttempt >= len(slackRetryDelays) {
 					continue
 				}
 				seen, ok := firstSeen[e.ID]
@@ -88,7 +88,7 @@ func (p *platforms) retrySlack() {
 					firstSeen[e.ID] = now
 					continue
 				}
-				if now.Sub(seen) >= slackAckTimeout {
+				if now.Sub(seen) >= slackAckTimeout+slackRetryDelays[e.RetryAttempt] {
 					retried[e.ID] = true
 					p.slack.Redeliver(e.ID, "timeout")
 				}
