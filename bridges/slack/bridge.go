@@ -210,6 +210,24 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 	// Acks are sent off this loop (see event); they end with ctx.
 	var acks sync.WaitGroup
 	defer acks.Wait()
+	// Events are journaled by one worker, in the order they came, while
+	// this loop keeps reading: a socket left unread while the journal is
+	// busy is closed by Slack, and what was in flight comes back only as
+	// retries, out of order (the 1,000 messages/s run reordered that way).
+	backlog := make(chan socketmode.Event, socketBacklog)
+	worker := make(chan struct{})
+	go func() {
+		defer close(worker)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case evt := <-backlog:
+				b.event(ctx, smc, sink, evt, &acks)
+			}
+		}
+	}()
+	defer func() { <-worker }()
 	defer cancel()
 	for {
 		select {
@@ -224,10 +242,21 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			}
 			return err
 		case evt := <-smc.Events:
-			b.event(ctx, smc, sink, evt, &acks)
+			if evt.Type != socketmode.EventTypeEventsAPI {
+				b.event(ctx, smc, sink, evt, &acks)
+				continue
+			}
+			select {
+			case backlog <- evt:
+			case <-ctx.Done():
+			}
 		}
 	}
 }
+
+// socketBacklog is how many received events may wait for the journal;
+// past it the socket is read no faster than they are journaled.
+const socketBacklog = 4096
 
 // event handles one Socket Mode event; an events_api envelope is acked
 // only after the sink has taken its message. The ack is sent on its own

@@ -72,9 +72,11 @@ type tracker struct {
 	replies map[string]int
 	lastSeq map[int]int // per session: the highest seq answered
 	order   int         // replies that arrived after a later message's
-	waiters map[string]chan struct{}
-	inLat   []float64
-	outLat  []float64
+	// orderNotes describe the first out-of-order replies.
+	orderNotes []string
+	waiters    map[string]chan struct{}
+	inLat      []float64
+	outLat     []float64
 }
 
 func newTracker() *tracker {
@@ -139,6 +141,9 @@ func (t *tracker) reply(text string) {
 	if s, q, ok := parseMarker(marker); ok {
 		if last, seen := t.lastSeq[s]; seen && q < last {
 			t.order++
+			if len(t.orderNotes) < 20 {
+				t.orderNotes = append(t.orderNotes, fmt.Sprintf("%s after #m%d-%d", marker, s, last))
+			}
 		} else {
 			t.lastSeq[s] = q
 		}
@@ -289,6 +294,7 @@ type tally struct {
 	replied, lost, duplicated, outOfOrder int
 	inLat, outLat                         []float64
 	lostMarkers                           []string // sorted, at most 20
+	orderNotes                            []string // the first out-of-order replies
 }
 
 func (t *tracker) tally() tally {
@@ -309,7 +315,7 @@ func (t *tracker) tally() tally {
 	}
 	slices.Sort(r.lostMarkers)
 	r.lostMarkers = r.lostMarkers[:min(len(r.lostMarkers), 20)]
-	r.outOfOrder = t.order
+	r.outOfOrder, r.orderNotes = t.order, slices.Clone(t.orderNotes)
 	r.inLat, r.outLat = slices.Clone(t.inLat), slices.Clone(t.outLat)
 	return r
 }

@@ -29,6 +29,7 @@ type soakResult struct {
 	Duplicated  int      `json:"duplicated"`
 	OutOfOrder  int      `json:"outOfOrder"`
 	LostMarkers []string `json:"lostMarkers,omitempty"`
+	OrderNotes  []string `json:"outOfOrderReplies,omitempty"`
 	// InToModel is platform message sent → model request received;
 	// ModelToReply is model stream done → reply received by the platform.
 	InToModel      percentiles `json:"inboundToModelMs"`
@@ -152,6 +153,7 @@ loop:
 	}
 	t := tr.tally()
 	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
+	res.OrderNotes = t.orderNotes
 	res.InToModel, res.ModelToReply = percentilesOf(t.inLat), percentilesOf(t.outLat)
 	res.HeartbeatTurns, res.CronTurns = heartbeats.Load(), crons.Load()
 	m, err := readMemory(pid)
@@ -192,6 +194,9 @@ func (r *soakResult) table(w io.Writer) {
 	fmt.Fprintf(w, "duration / rate           %.0f s at %.1f messages/s over %d sessions\n", r.Seconds, r.Rate, r.Sessions)
 	fmt.Fprintf(w, "sent / replied            %d / %d\n", r.Sent, r.Replied)
 	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
+	for _, n := range r.OrderNotes {
+		fmt.Fprintf(w, "  out of order: %s\n", n)
+	}
 	fmt.Fprintf(w, "platform → model request  %s\n", r.InToModel)
 	fmt.Fprintf(w, "model done → reply        %s\n", r.ModelToReply)
 	fmt.Fprintf(w, "heartbeat / cron turns    %d / %d\n", r.HeartbeatTurns, r.CronTurns)
