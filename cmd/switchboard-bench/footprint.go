@@ -118,7 +118,9 @@ func openConns(ctx context.Context, url, token string, n int, log io.Writer) ([]
 			defer func() { <-sem }()
 			dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			cl, err := client.Dial(dctx, client.Options{URL: url, Token: token, Scopes: []string{protocol.ScopeRead}})
+			// Events are not read: a buffer of one keeps the bench small (the
+			// client drops what does not fit and keeps reading).
+			cl, err := client.Dial(dctx, client.Options{URL: url, Token: token, Scopes: []string{protocol.ScopeRead}, EventBuffer: 1})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
