@@ -73,6 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.conns, "conns", 10000, "footprint: idle gateway connections to open after the idle reading (0: none)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the results as JSON to this file")
 	fs.BoolVar(&o.keep, "keep", false, "keep the child's state directory and log")
+	fs.IntVar(&modelContextWindow, "context-window", 200000, "the model's context window in tokens; a small one makes long sessions compact (soak)")
 	fs.StringVar(&childLogLevel, "log-level", "info", "the child's log level (debug shows every gate decision; use with -keep)")
 	fs.StringVar(&o.svgPath, "svg", "", "load: write a latency histogram (SVG) to this file")
 	fs.IntVar(&o.load.sessions, "sessions", 100, "load: sessions (chats) sending at once")

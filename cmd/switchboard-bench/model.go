@@ -14,6 +14,10 @@ import (
 // message ("#m<session>-<seq>").
 var markerRE = regexp.MustCompile(`#m[0-9]+-[0-9]+`)
 
+// modelContextWindow is the bench model's context window in tokens (the
+// -context-window flag): small, it makes sessions compact their history.
+var modelContextWindow = 200000
+
 // model is an OpenAI-compatible streaming chat completions server that
 // answers every request with "ack <marker>" plus filler tokens, after a
 // first-token latency and at a token rate.
@@ -45,7 +49,7 @@ func (m *model) close() { m.srv.Close() }
 
 // yaml is the models.providers entry for the child's configuration.
 func (m *model) yaml() string {
-	return fmt.Sprintf("    fake:\n      api: openai-completions\n      baseUrl: %s/v1\n      apiKey: bench-key\n      models: [{id: bench, contextWindow: 200000, maxTokens: 1024}]\n", m.srv.URL)
+	return fmt.Sprintf("    fake:\n      api: openai-completions\n      baseUrl: %s/v1\n      apiKey: bench-key\n      models: [{id: bench, contextWindow: %d, maxTokens: 1024}]\n", m.srv.URL, modelContextWindow)
 }
 
 func (m *model) serve(w http.ResponseWriter, r *http.Request) {
