@@ -60,13 +60,11 @@ type chaosResult struct {
 // every answer, stops the child and loads every transcript.
 func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log io.Writer) (*chaosResult, error) {
 	tr := newTracker()
-	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
-	defer mdl.close()
-	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), agentDefaults: lo.agentDefaults(), extra: perChatFollowup, onReply: tr.reply})
+	r, closeRig, err := startTracked(ctx, o, lo, tr, log)
 	if err != nil {
 		return nil, err
 	}
-	defer r.close(log, o.keep)
+	defer closeRig()
 	res := &chaosResult{Date: time.Now().UTC().Format(time.RFC3339), Kills: co.kills, Sessions: lo.sessions,
 		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTool: lo.tool, DuplicatesAllowed: co.kills}
 	start := time.Now()

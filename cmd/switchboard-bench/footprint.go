@@ -145,6 +145,13 @@ func openConns(ctx context.Context, url, token string, n int, log io.Writer) ([]
 	return clients, first
 }
 
+// ok: footprint measures; only platform errors fail it.
+func (r *footprintResult) ok() bool { return r.PlatformErrors == 0 }
+
+func (r *footprintResult) failure() error {
+	return fmt.Errorf("FAILED: %d platform errors", r.PlatformErrors)
+}
+
 // table prints the result for people.
 func (r *footprintResult) table(w io.Writer) {
 	mb := func(kb int64) string { return fmt.Sprintf("%.1f MB", float64(kb)/1024) }

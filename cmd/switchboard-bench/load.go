@@ -187,13 +187,11 @@ type loadOptions struct {
 // the bot.
 func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadResult, error) {
 	tr := newTracker()
-	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
-	defer mdl.close()
-	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), agentDefaults: lo.agentDefaults(), extra: perChatFollowup, onReply: tr.reply})
+	r, stop, err := startTracked(ctx, o, lo, tr, log)
 	if err != nil {
 		return nil, err
 	}
-	defer r.close(log, o.keep)
+	defer stop()
 	p, c, base := r.p, r.c, r.base
 	res := &loadResult{Date: time.Now().UTC().Format(time.RFC3339), Sessions: lo.sessions, PerSession: lo.messages,
 		ModelLatencyMs: float64(lo.latency.Microseconds()) / 1000, ModelTPS: lo.tps}
@@ -218,6 +216,18 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	res.Goroutines, res.MaxGCPauseMs = readMetrics(base)
 	res.PlatformErrors = p.host.Errors()
 	return res, nil
+}
+
+// startTracked starts the bench model and a rig whose replies tr follows,
+// every chat its own session in followup mode; stop closes both.
+func startTracked(ctx context.Context, o options, lo loadOptions, tr *tracker, log io.Writer) (*rig, func(), error) {
+	mdl := startModel(lo.latency, lo.tps, lo.tokens, lo.tool, tr.modelRequest, tr.modelDone)
+	r, err := startRig(ctx, o, log, rigSpec{modelYAML: mdl.yaml(), agentDefaults: lo.agentDefaults(), extra: perChatFollowup, onReply: tr.reply})
+	if err != nil {
+		mdl.close()
+		return nil, nil, err
+	}
+	return r, func() { r.close(log, o.keep); mdl.close() }, nil
 }
 
 // drive runs lo.sessions sessions at once through the Telegram fake: each
@@ -330,6 +340,11 @@ func (r *loadResult) table(w io.Writer) {
 	fmt.Fprintf(w, "model done → reply        %s\n", r.ModelToReply)
 	fmt.Fprintf(w, "RSS after load (peak)     %.1f MB (%.1f MB), %d goroutines, max GC pause %.2f ms\n",
 		float64(r.Peak.RSSKB)/1024, float64(r.Peak.PeakRSSKB)/1024, r.Goroutines, r.MaxGCPauseMs)
+}
+
+func (r *loadResult) failure() error {
+	return fmt.Errorf("FAILED: %d lost, %d duplicated, %d out of order, %d platform errors",
+		r.Lost, r.Duplicated, r.OutOfOrder, r.PlatformErrors)
 }
 
 // ok reports whether every message got exactly one reply, in order.

@@ -49,6 +49,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// result is what a mode measured: a table for people, a verdict.
+type result interface {
+	table(w io.Writer)
+	ok() bool
+	failure() error
+}
+
 // options are the command-line flags.
 type options struct {
 	mode     string
@@ -108,50 +115,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "switchboard-bench: %v\n", err)
 		return 1
 	}
-	// report prints res and writes its JSON.
-	report := func(res interface{ table(io.Writer) }) error {
-		res.table(stdout)
-		if o.jsonPath == "" {
-			return nil
-		}
-		return writeJSON(o.jsonPath, res)
-	}
-	switch o.mode {
-	case "footprint":
-		res, err := footprint(ctx, o, stderr)
+	// finish prints res and writes its JSON unless err, and turns the
+	// verdict into the exit code.
+	finish := func(res result, err error) int {
 		if err == nil {
-			err = report(res)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		return 0
-	case "load":
-		res, err := load(ctx, o, o.load, stderr)
-		if err == nil {
-			err = report(res)
-		}
-		if err == nil && o.svgPath != "" {
-			err = writeHistogram(o.svgPath, map[string][]float64{
-				"platform → model request": res.inToModel, "model done → reply": res.modelToReply,
-			})
-		}
-		if err != nil {
-			return fail(err)
-		}
-		if !res.ok() {
-			return fail(fmt.Errorf("FAILED: %d lost, %d duplicated, %d out of order, %d platform errors",
-				res.Lost, res.Duplicated, res.OutOfOrder, res.PlatformErrors))
-		}
-		return 0
-	case "chaos":
-		if o.chaos.kills < 1 || o.chaos.within <= 0 {
-			fmt.Fprintln(stderr, "switchboard-bench: chaos needs -kills ≥ 1 and a positive -kill-within")
-			return 2
-		}
-		res, err := chaos(ctx, o, o.load, o.chaos, stderr)
-		if err == nil {
-			err = report(res)
+			res.table(stdout)
+			if o.jsonPath != "" {
+				err = writeJSON(o.jsonPath, res)
+			}
 		}
 		if err != nil {
 			return fail(err)
@@ -160,6 +131,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(res.failure())
 		}
 		return 0
+	}
+	switch o.mode {
+	case "footprint":
+		res, err := footprint(ctx, o, stderr)
+		return finish(res, err)
+	case "load":
+		res, err := load(ctx, o, o.load, stderr)
+		if err == nil && o.svgPath != "" {
+			err = writeHistogram(o.svgPath, map[string][]float64{
+				"platform → model request": res.inToModel, "model done → reply": res.modelToReply,
+			})
+		}
+		return finish(res, err)
+	case "chaos":
+		if o.chaos.kills < 1 || o.chaos.within <= 0 {
+			fmt.Fprintln(stderr, "switchboard-bench: chaos needs -kills ≥ 1 and a positive -kill-within")
+			return 2
+		}
+		res, err := chaos(ctx, o, o.load, o.chaos, stderr)
+		return finish(res, err)
 	case "soak":
 		if o.soak.duration <= 0 || o.soak.rate <= 0 || o.soak.sample <= 0 || o.load.sessions < 1 {
 			fmt.Fprintln(stderr, "switchboard-bench: soak needs a positive -duration, -rate and -sample and -sessions ≥ 1")
@@ -169,16 +160,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			o.soak.warmup = o.soak.duration / 3
 		}
 		res, err := soak(ctx, o, o.load, o.soak, stderr)
-		if err == nil {
-			err = report(res)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		if !res.ok() {
-			return fail(res.failure())
-		}
-		return 0
+		return finish(res, err)
 	default:
 		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, chaos, soak, footprint\n", o.mode)
 		return 2
