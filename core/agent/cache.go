@@ -44,9 +44,14 @@ func (r *Runner) checkin(cs *cachedSession) {
 	cs.elem = r.lru.PushFront(cs)
 	r.cache[cs.key] = cs
 	var evicted []*cachedSession
-	for r.lru.Len() > r.cfg.MaxCachedSessions {
+	bytes := int64(0)
+	for e := r.lru.Front(); e != nil; e = e.Next() {
+		bytes += e.Value.(*cachedSession).file.Size()
+	}
+	for r.lru.Len() > r.cfg.MaxCachedSessions || bytes > r.cfg.MaxCachedBytes && r.lru.Len() > 1 {
 		old := r.lru.Remove(r.lru.Back()).(*cachedSession)
 		delete(r.cache, old.key)
+		bytes -= old.file.Size()
 		evicted = append(evicted, old)
 	}
 	r.mu.Unlock()

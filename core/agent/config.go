@@ -52,6 +52,12 @@ type Config struct {
 	// entry and open transcript, about 1.15× the transcript's size in
 	// memory). Zero means 256; a negative value disables the cache.
 	MaxCachedSessions int
+	// MaxCachedBytes caps the transcript bytes of the warm sessions
+	// together, so memory stays bounded however long sessions grow (the
+	// soak's RSS followed its always-active sessions' histories). Zero
+	// means 32 MiB; the session just used stays even when it alone is
+	// larger.
+	MaxCachedBytes int64
 }
 
 // HeartbeatConfig is what the agent needs to know about heartbeats.
@@ -120,6 +126,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxCachedSessions == 0 {
 		c.MaxCachedSessions = 256
+	}
+	if c.MaxCachedBytes <= 0 {
+		c.MaxCachedBytes = 32 << 20
 	}
 	return c
 }
