@@ -55,7 +55,7 @@ type Config struct {
 	// MaxCachedBytes caps the transcript bytes of the warm sessions
 	// together, so memory stays bounded however long sessions grow (the
 	// soak's RSS followed its always-active sessions' histories). Zero
-	// means 32 MiB; the session just used stays even when it alone is
+	// means 16 MiB; the session just used stays even when it alone is
 	// larger.
 	MaxCachedBytes int64
 }
@@ -128,7 +128,7 @@ func (c Config) withDefaults() Config {
 		c.MaxCachedSessions = 256
 	}
 	if c.MaxCachedBytes <= 0 {
-		c.MaxCachedBytes = 32 << 20
+		c.MaxCachedBytes = 16 << 20
 	}
 	return c
 }
