@@ -3,6 +3,8 @@ package exectool_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +92,9 @@ func TestExecTimeoutStopsAndOutputIsCapped(t *testing.T) {
 
 func TestExecBackgroundAndProcessTool(t *testing.T) {
 	r := newRig(t, exectool.Config{CleanupMs: 200})
-	args := argv("sh", "-c", "echo started; exec sleep 60")
+	// The command writes only once the test creates "go", so its output
+	// comes after it went to the background and only poll can show it.
+	args := argv("sh", "-c", "while [ ! -e go ]; do sleep 0.01; done; echo started; exec sleep 60")
 	args["background"] = true
 	_, m := r.approveRun(args)
 	text := m.Content.Text()
@@ -103,13 +107,20 @@ func TestExecBackgroundAndProcessTool(t *testing.T) {
 	if !strings.Contains(list, id) || !strings.Contains(list, "running") {
 		t.Fatalf("list: %s", list)
 	}
+	if strings.Contains(text, "Output so far") {
+		t.Fatalf("output before the signal: %s", text)
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// poll until the first line shows, then it is not repeated.
 	var seen string
-	for i := 0; i < 1000 && !strings.Contains(seen, "started"); i++ {
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(seen, "started") && time.Now().Before(deadline) {
 		seen += r.run("process", map[string]any{"action": "poll", "id": id}).Content.Text()
 	}
 	if !strings.Contains(seen, "started") || !strings.Contains(seen, "[still running]") {
-		t.Fatalf("poll: %s", seen)
+		t.Fatalf("poll: %s\nexec said: %s", seen, text)
 	}
 	if again := r.run("process", map[string]any{"action": "poll", "id": id}).Content.Text(); strings.Contains(again, "started") {
 		t.Fatalf("second poll repeated output: %s", again)
