@@ -46,12 +46,12 @@ func (r *Runner) checkin(cs *cachedSession) {
 	var evicted []*cachedSession
 	bytes := int64(0)
 	for e := r.lru.Front(); e != nil; e = e.Next() {
-		bytes += e.Value.(*cachedSession).file.Size()
+		bytes += e.Value.(*cachedSession).file.Held()
 	}
 	for r.lru.Len() > r.cfg.MaxCachedSessions || bytes > r.cfg.MaxCachedBytes && r.lru.Len() > 1 {
 		old := r.lru.Remove(r.lru.Back()).(*cachedSession)
 		delete(r.cache, old.key)
-		bytes -= old.file.Size()
+		bytes -= old.file.Held()
 		evicted = append(evicted, old)
 	}
 	r.mu.Unlock()

@@ -52,9 +52,10 @@ type Config struct {
 	// entry and open transcript, about 1.15× the transcript's size in
 	// memory). Zero means 256; a negative value disables the cache.
 	MaxCachedSessions int
-	// MaxCachedBytes caps the transcript bytes of the warm sessions
-	// together, so memory stays bounded however long sessions grow (the
-	// soak's RSS followed its always-active sessions' histories). Zero
+	// MaxCachedBytes caps the transcript bytes the warm sessions hold
+	// together (transcript.File.Held: since a compaction, only what the
+	// context is built from), so memory stays bounded however many
+	// sessions are busy. Zero
 	// means 16 MiB; the session just used stays even when it alone is
 	// larger.
 	MaxCachedBytes int64

@@ -120,6 +120,7 @@ type File struct {
 	fd     handle
 	msgs   []core.Message
 	size   int64 // bytes on disk that hold whole lines
+	held   int64 // bytes of the lines whose messages msgs still holds
 	broken error
 	closed bool
 }
@@ -160,10 +161,12 @@ func Open(path string, opts Options) (*File, LoadReport, error) {
 		fd:     fd,
 		msgs:   rep.Messages,
 		size:   rep.Bytes,
+		held:   rep.Bytes,
 	}
 	// The report's slice must not share spare capacity with the File's, or
 	// an append by the caller and a later Append would overwrite each other.
 	rep.Messages = rep.Messages[:len(rep.Messages):len(rep.Messages)]
+	f.release()
 	return f, rep, nil
 }
 
@@ -229,12 +232,20 @@ func syncDir(dir string) {
 // Path returns the file's path as given to Open.
 func (f *File) Path() string { return f.path }
 
-// Size returns the bytes of whole lines on disk: a measure of what the
-// File holds in memory (about 1.15× it), for caches that bound memory.
+// Size returns the bytes of whole lines on disk.
 func (f *File) Size() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.size
+}
+
+// Held returns the bytes of the lines whose messages the File holds in
+// memory (see Messages): a measure of its memory (about 1.15× it), for
+// caches that bound memory. It is Size until the transcript is compacted.
+func (f *File) Held() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held
 }
 
 // Messages returns the loaded and appended messages in order. The slice is
@@ -243,6 +254,13 @@ func (f *File) Size() int64 {
 // shared with the File and with every other caller: treat them as
 // read-only (the history functions of this package never modify theirs,
 // they copy what they change).
+//
+// Once the transcript holds a core.CompactionSummaryMessage, the messages
+// before the latest one's FirstKeptIndex are nil: no context is built from
+// them again (ContextMessages, SplitForCompaction), so the File lets them
+// go and its memory stays bounded by the context window however long the
+// session runs. Indexes keep their meaning. The whole history stays on
+// disk; Read loads it.
 func (f *File) Messages() []core.Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -291,8 +309,42 @@ func (f *File) Append(msgs ...core.Message) error {
 		}
 	}
 	f.size += int64(n)
+	f.held += int64(n)
 	f.msgs = append(f.msgs, msgs...)
+	for _, m := range msgs {
+		if _, ok := m.(*core.CompactionSummaryMessage); ok {
+			f.release()
+			break
+		}
+	}
 	return nil
+}
+
+// release lets go of the messages before the latest compaction entry's
+// FirstKeptIndex (see Messages). It builds a new slice rather than
+// clearing the old one in place, because earlier snapshots (and Open's
+// LoadReport) share the old one's array. The bytes held are measured
+// again by encoding what is kept: a compaction is rare and keeps little.
+func (f *File) release() {
+	k := -1
+	for i := len(f.msgs) - 1; i >= 0; i-- {
+		if e, ok := f.msgs[i].(*core.CompactionSummaryMessage); ok && e != nil {
+			k = min(max(e.FirstKeptIndex, 0), i)
+			break
+		}
+	}
+	if k <= 0 || f.msgs[k-1] == nil {
+		return // nothing before the kept messages, or already let go
+	}
+	kept := make([]core.Message, len(f.msgs), len(f.msgs)+len(f.msgs)/4)
+	copy(kept[k:], f.msgs[k:])
+	held := int64(0)
+	for _, m := range kept[k:] {
+		if b, err := encodeMessage(m); err == nil {
+			held += int64(len(b)) + 1
+		}
+	}
+	f.msgs, f.held = kept, held
 }
 
 // failWrite handles a write that returned an error after writing n bytes.
