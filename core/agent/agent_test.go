@@ -536,3 +536,44 @@ func TestSecondRunOfABusySessionIsRefused(t *testing.T) {
 	close(gate)
 	<-done
 }
+
+// TestSmallContextWindowCompactsBeforeItIsFull: with a local model's 8,192
+// tokens, the default reserve and recent-history sizes (20,000 each) are
+// scaled down, so the history is compacted before the window is full, and
+// the compaction leaves room for the next turns instead of repeating.
+func TestSmallContextWindowCompactsBeforeItIsFull(t *testing.T) {
+	var script []llmtest.Response
+	for range 40 {
+		script = append(script, llmtest.Text("noted"))
+	}
+	h := newHarness(t, harnessOptions{contextWindow: 8192, script: script})
+	var compactedAt []int
+	for i := range 24 {
+		body := fmt.Sprintf("message %d: %s", i, strings.Repeat("word ", 400)) // ~500 tokens
+		res, err := h.runner.Run(context.Background(), agent.Turn{Inbound: dm(body), OnCompaction: func(ev agent.CompactionEvent) {
+			if ev.Phase == "end" {
+				if ev.Err != nil {
+					t.Errorf("turn %d: compaction failed: %v", i, ev.Err)
+				}
+				if ev.TokensAfter >= 8192-2048 {
+					t.Errorf("turn %d: %d tokens after compaction, not below the threshold", i, ev.TokensAfter)
+				}
+				compactedAt = append(compactedAt, i)
+			}
+		}})
+		if err != nil || res.Err != nil {
+			t.Fatalf("turn %d: %v %v", i, err, res.Err)
+		}
+	}
+	if len(compactedAt) == 0 {
+		t.Fatal("24 turns of ~500 tokens in an 8,192-token window never compacted")
+	}
+	for j := 1; j < len(compactedAt); j++ {
+		if compactedAt[j]-compactedAt[j-1] < 3 {
+			t.Errorf("compactions at turns %v: one right after another", compactedAt)
+		}
+	}
+	if got := h.entry(dmKey).CompactionCount; got != len(compactedAt) {
+		t.Errorf("CompactionCount = %d, want %d", got, len(compactedAt))
+	}
+}

@@ -17,6 +17,21 @@ const summarySystem = `You summarize a conversation between a user and an AI ass
 // summaryInputChars caps the transcript text sent for summarising.
 const summaryInputChars = 400_000
 
+// compactionBudget scales the reserve and the recent history compaction
+// keeps to a small context window. As configured (20,000 tokens each) they
+// suit the large windows of hosted models; with a local model's 8,192 the
+// threshold would be below zero and every turn would compact again. The
+// reserve is at most a quarter of the window and what is kept at most half
+// of what remains, so a compaction always leaves room for turns before the
+// next one. An unknown window (0) leaves both as configured.
+func compactionBudget(window, reserve, keep int) (int, int) {
+	if window <= 0 {
+		return reserve, keep
+	}
+	reserve = min(reserve, window/4)
+	return reserve, min(keep, (window-reserve)/2)
+}
+
 // compactIfNeeded compacts the history when the context estimate exceeds the
 // model's window minus the reserve (reason "threshold"), or unconditionally
 // when force is set (reason "overflow": the provider said the context is too
@@ -27,10 +42,10 @@ func (tr *turnRun) compactIfNeeded(ctx context.Context, reason string, force boo
 		return nil // unknown window: only the provider's refusal compacts
 	}
 	before := transcript.EstimateTokens(tr.history) + len(tr.system)/4
-	if !force && before <= window-tr.cfg.ReserveTokens {
+	reserve, keep := compactionBudget(window, tr.cfg.ReserveTokens, tr.cfg.KeepRecentTokens)
+	if !force && before <= window-reserve {
 		return nil
 	}
-	keep := tr.cfg.KeepRecentTokens
 	if force {
 		// The provider refused this context: keep at most half of the
 		// history verbatim, or a history smaller than the usual recent

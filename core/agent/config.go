@@ -38,10 +38,12 @@ type Config struct {
 	Prune *transcript.PruneOptions
 	// ReserveTokens is kept free in the context window for the response;
 	// compaction starts when the context estimate exceeds the window minus
-	// this. Zero means 20000.
+	// this. Zero means 20000. A small window scales it down to a quarter
+	// of the window.
 	ReserveTokens int
 	// KeepRecentTokens is how much recent history compaction keeps verbatim.
-	// Zero means 20000.
+	// Zero means 20000. A small window scales it down to half of what the
+	// reserve leaves, so compactions do not follow each other.
 	KeepRecentTokens int
 	// Heartbeat describes heartbeat turns, so their prompts and acks can be
 	// recognised and filtered from history.

@@ -79,11 +79,13 @@ type harness struct {
 }
 
 type harnessOptions struct {
-	cfg      agent.Config
-	openai   bool
-	script   []llmtest.Response
-	tools    []tools.Tool
-	executor func(*tools.Executor)
+	cfg    agent.Config
+	openai bool
+	// contextWindow, when set, is the test model's window in tokens.
+	contextWindow int
+	script        []llmtest.Response
+	tools         []tools.Tool
+	executor      func(*tools.Executor)
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -103,8 +105,12 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	} else {
 		h.server = llmtest.NewAnthropicServer(t, o.script...)
 	}
+	pc := h.server.Config("sk-test-secret")
+	if o.contextWindow > 0 {
+		pc.Models = []llm.ModelConfig{{ID: "test-model", ContextWindow: o.contextWindow}}
+	}
 	router, err := llm.NewRouter(llm.ModelsConfig{Providers: map[string]llm.ProviderConfig{
-		provider: h.server.Config("sk-test-secret"),
+		provider: pc,
 	}}, llm.RouterOptions{
 		HTTPClient: h.server.Client(),
 		Clock:      h.clock.Now,
