@@ -22,14 +22,15 @@ const summaryInputChars = 400_000
 // suit the large windows of hosted models; with a local model's 8,192 the
 // threshold would be below zero and every turn would compact again. The
 // reserve is at most a quarter of the window and what is kept at most half
-// of what remains, so a compaction always leaves room for turns before the
-// next one. An unknown window (0) leaves both as configured.
-func compactionBudget(window, reserve, keep int) (int, int) {
+// of what the reserve and the system prompt (system tokens) leave, so a
+// compaction always leaves room for turns before the next one. An unknown
+// window (0) leaves both as configured.
+func compactionBudget(window, system, reserve, keep int) (int, int) {
 	if window <= 0 {
 		return reserve, keep
 	}
 	reserve = min(reserve, window/4)
-	return reserve, min(keep, (window-reserve)/2)
+	return reserve, max(0, min(keep, (window-reserve-system)/2))
 }
 
 // compactIfNeeded compacts the history when the context estimate exceeds the
@@ -41,8 +42,9 @@ func (tr *turnRun) compactIfNeeded(ctx context.Context, reason string, force boo
 	if !force && window <= 0 {
 		return nil // unknown window: only the provider's refusal compacts
 	}
-	before := transcript.EstimateTokens(tr.history) + len(tr.system)/4
-	reserve, keep := compactionBudget(window, tr.cfg.ReserveTokens, tr.cfg.KeepRecentTokens)
+	system := len(tr.system) / 4
+	before := transcript.EstimateTokens(tr.history) + system
+	reserve, keep := compactionBudget(window, system, tr.cfg.ReserveTokens, tr.cfg.KeepRecentTokens)
 	if !force && before <= window-reserve {
 		return nil
 	}
