@@ -87,14 +87,16 @@ chaos: build
 
 ## soak: RATE messages/s (default 5) over SOAK_SESSIONS chats for DURATION
 ## with a heartbeat every 30 s and a cron job every minute; reports latency
-## percentiles and the RSS slope after the first 10 minutes. Results (with
-## the RSS samples) in soak.json. `make soak DURATION=30s RATE=1000
+## percentiles and the RSS slope after the first 10 minutes. The model has
+## an 8,192-token window, as a local model might, so sessions reach their
+## steady state (compacting) within the warm-up. Results (with the RSS
+## samples) in soak.json. `make soak DURATION=30s RATE=1000
 ## SOAK_SESSIONS=2000` measures intake latency at a steady 1,000/s.
 DURATION      ?= 1h
 RATE          ?= 5
 SOAK_SESSIONS ?= 50
 soak: build
-	$(GO) run ./cmd/switchboard-bench -mode soak -bin $(BIN)/switchboard -duration $(DURATION) -rate $(RATE) -sessions $(SOAK_SESSIONS) -latency 200ms -tps 50 -tokens 20 -json soak.json
+	$(GO) run ./cmd/switchboard-bench -mode soak -bin $(BIN)/switchboard -duration $(DURATION) -rate $(RATE) -sessions $(SOAK_SESSIONS) -latency 200ms -tps 50 -tokens 20 -context-window 8192 -json soak.json
 
 ## generate: regenerate generated files (config field docs).
 generate:
