@@ -46,7 +46,7 @@ type conn struct {
 	connected time.Time
 
 	mu      sync.Mutex // guards the outbound queue and seq
-	queue   [][]byte
+	queue   []frame
 	queued  int64
 	writing bool
 	closing bool
@@ -64,9 +64,9 @@ type conn struct {
 
 // send queues a frame without blocking (see enqueueLocked) and reports
 // whether it was queued.
-func (c *conn) send(frame []byte, droppable bool) bool {
+func (c *conn) send(b []byte, droppable bool) bool {
 	c.mu.Lock()
-	return c.enqueueLocked(frame, droppable)
+	return c.enqueueLocked(frame{head: b}, droppable)
 }
 
 // sendEvent queues an event frame. v4 clients get the next seq of their
@@ -89,12 +89,12 @@ func (c *conn) sendEvent(name string, payload []byte, v3seq int64, sv *protocol.
 // A frame that does not fit the client's buffer is dropped if droppable;
 // otherwise the client is a slow consumer and is disconnected
 // (openclaw-facts §1.9).
-func (c *conn) enqueueLocked(frame []byte, droppable bool) bool {
+func (c *conn) enqueueLocked(f frame, droppable bool) bool {
 	if c.closing {
 		c.mu.Unlock()
 		return false
 	}
-	if c.queued+int64(len(frame)) > c.srv.cfg.Policy.MaxBufferedBytes {
+	if c.queued+int64(f.len()) > c.srv.cfg.Policy.MaxBufferedBytes {
 		queued := c.queued
 		c.mu.Unlock()
 		if droppable {
@@ -106,8 +106,8 @@ func (c *conn) enqueueLocked(frame []byte, droppable bool) bool {
 		c.closeSlow()
 		return false
 	}
-	c.queue = append(c.queue, frame)
-	c.queued += int64(len(frame))
+	c.queue = append(c.queue, f)
+	c.queued += int64(f.len())
 	if !c.writing {
 		c.writing = true
 		c.srv.connWG.Add(1)
@@ -122,6 +122,7 @@ func (c *conn) enqueueLocked(frame []byte, droppable bool) bool {
 // drained.
 func (c *conn) writeLoop() {
 	defer c.srv.connWG.Done()
+	var buf []byte
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 || c.ctx.Err() != nil {
@@ -135,16 +136,17 @@ func (c *conn) writeLoop() {
 			return
 		}
 		f := c.queue[0]
-		c.queue[0] = nil
+		c.queue[0] = frame{}
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(c.ctx, writeTimeout)
-		err := c.ws.Write(ctx, websocket.MessageText, f)
+		var err error
+		buf, err = c.writeFrame(ctx, f, buf)
 		cancel()
 		c.mu.Lock()
 		// closeSlow may have emptied the queue meanwhile.
-		c.queued = max(0, c.queued-int64(len(f)))
+		c.queued = max(0, c.queued-int64(f.len()))
 		c.mu.Unlock()
 		if err != nil {
 			c.cancel()
@@ -153,6 +155,36 @@ func (c *conn) writeLoop() {
 		c.srv.metrics.framesOut.Inc()
 	}
 }
+
+// writeFrame writes f as one text message. A frame up to
+// singleFrameBytes is joined in buf (the writer's scratch, returned for
+// reuse) and sent as one WebSocket frame; a larger one goes through one
+// message writer, part by part, without copying its shared body, which
+// the library sends as fragments of one message.
+func (c *conn) writeFrame(ctx context.Context, f frame, buf []byte) ([]byte, error) {
+	if f.body == nil && f.tail == nil {
+		return buf, c.ws.Write(ctx, websocket.MessageText, f.head)
+	}
+	if f.len() <= singleFrameBytes {
+		buf = append(append(append(buf[:0], f.head...), f.body...), f.tail...)
+		return buf, c.ws.Write(ctx, websocket.MessageText, buf)
+	}
+	w, err := c.ws.Writer(ctx, websocket.MessageText)
+	if err != nil {
+		return buf, err
+	}
+	for _, p := range [...][]byte{f.head, f.body, f.tail} {
+		if _, err := w.Write(p); err != nil {
+			_ = w.Close()
+			return buf, err
+		}
+	}
+	return buf, w.Close()
+}
+
+// singleFrameBytes is the largest frame writeFrame joins into one
+// WebSocket frame.
+const singleFrameBytes = 16 << 10
 
 // closeAsync closes the connection with a code and reason once the frames
 // already queued (a rejection's response) are written; later sends are

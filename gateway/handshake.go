@@ -54,7 +54,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	s.connWG.Add(1)
 	s.mu.Unlock()
-	defer s.connWG.Done()
+	handedOff := false // to the connection's own goroutine, which then ends it
+	defer func() {
+		if !handedOff {
+			s.connWG.Done()
+		}
+	}()
 
 	// Origins are checked in the handshake, where the client learns why
 	// (CONTROL_UI_ORIGIN_NOT_ALLOWED), not by Accept.
@@ -73,7 +78,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.log = s.log.With("conn", c.id)
 	s.hub.add(c)
 	s.metrics.connections.Inc()
-	defer func() {
+	end := func() {
 		c.cancel()
 		c.inflight.Wait()
 		s.hub.remove(c)
@@ -81,6 +86,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		_ = ws.CloseNow()
 		if c.ready.Load() {
 			s.presenceChanged()
+		}
+	}
+	defer func() {
+		if !handedOff {
+			end()
 		}
 	}()
 
@@ -101,7 +111,17 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.presenceChanged()
-	s.readLoop(c)
+	// The connection reads on a goroutine of its own from here, and this
+	// handler returns: its stack, grown by the upgrade and the handshake
+	// (JSON, signature checks) and never shrunk while a read blocks ~20
+	// frames deep, goes, and so does the upgrade request. An idle client
+	// then costs a small stack (BenchmarkIdleConnections10k).
+	handedOff = true
+	go func() {
+		defer s.connWG.Done()
+		defer end()
+		s.readLoop(c)
+	}()
 }
 
 // handshake runs openclaw-facts §1.4 on the first frame and reports whether

@@ -112,17 +112,19 @@ func (h *hub) broadcast(ev outEvent) {
 	}
 }
 
-// eventFrame writes {"type":"event","event":name,"payload":payload,"seq":n,
+// eventFrame is {"type":"event","event":name,"payload":payload,"seq":n,
 // "stateVersion":{…}} without re-encoding the payload; seq < 0 omits it, and
-// a nil sv omits stateVersion.
-func eventFrame(name string, payload []byte, seq int64, sv *protocol.StateVersion) []byte {
-	b := make([]byte, 0, len(payload)+len(name)+48)
+// a nil sv omits stateVersion. The payload is not copied: a broadcast's
+// clients share it, and only the few bytes around it are their own (a
+// presence list of 200 entries to 10,000 clients was 400 MB of copies).
+func eventFrame(name string, payload []byte, seq int64, sv *protocol.StateVersion) frame {
+	b := make([]byte, 0, len(name)+96)
 	b = append(b, `{"type":"event","event":`...)
 	b = strconv.AppendQuote(b, name)
 	if len(payload) > 0 {
 		b = append(b, `,"payload":`...)
-		b = append(b, payload...)
 	}
+	head := len(b)
 	if seq >= 0 {
 		b = append(b, `,"seq":`...)
 		b = strconv.AppendInt(b, seq, 10)
@@ -134,8 +136,19 @@ func eventFrame(name string, payload []byte, seq int64, sv *protocol.StateVersio
 		b = strconv.AppendInt(b, sv.Health, 10)
 		b = append(b, '}')
 	}
-	return append(b, '}')
+	b = append(b, '}')
+	return frame{head: b[:head:head], body: payload, tail: b[head:]}
 }
+
+// frame is one outbound message: head, body and tail written in that
+// order. body may be shared with other clients' frames; none of the three
+// is modified after it is queued.
+type frame struct {
+	head, body, tail []byte
+}
+
+// len is the frame's size in bytes.
+func (f frame) len() int { return len(f.head) + len(f.body) + len(f.tail) }
 
 func (h *hub) preauthCount() int {
 	h.preauthMu.Lock()
