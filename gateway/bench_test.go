@@ -224,9 +224,17 @@ func chatEventOf(runID, state string) func(client.Event) bool {
 // memory is returned to the OS, where the runtime's scavenger would bring
 // an idle process in a few minutes; connect-s is the time from the first
 // connect until the gateway was idle with all 10,000. ns/op is one more client's connect and close while the
-// 10,000 are connected.
+// 10,000 are connected. SWITCHBOARD_IDLE_CLIENTS sets another number of
+// clients (a quicker run, or one that fits a busy machine's budget).
 func BenchmarkIdleConnections10k(b *testing.B) {
-	const clients = 10000
+	clients := 10000
+	if v := os.Getenv("SWITCHBOARD_IDLE_CLIENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("SWITCHBOARD_IDLE_CLIENTS=%q: want a positive number of clients", v)
+		}
+		clients = n
+	}
 	gw := startGatewayProcess(b)
 	rss0 := gw.rss(b)
 	base := gw.stats(b)
@@ -268,10 +276,10 @@ func BenchmarkIdleConnections10k(b *testing.B) {
 	b.ReportMetric(connect.Seconds(), "connect-s")
 	b.ReportMetric(float64(rss)/1e6, "rss-MB")
 	b.ReportMetric(float64(settled)/1e6, "rss-settled-MB")
-	b.ReportMetric(float64(rss-rss0)/clients, "rss-B/conn")
-	b.ReportMetric(float64(int64(st.HeapAlloc)-int64(base.HeapAlloc))/clients, "heap-B/conn")
-	b.ReportMetric(float64(int64(st.StackInuse)-int64(base.StackInuse))/clients, "stack-B/conn")
-	b.ReportMetric(float64(st.Goroutines-base.Goroutines)/clients, "goroutines/conn")
+	b.ReportMetric(float64(rss-rss0)/float64(clients), "rss-B/conn")
+	b.ReportMetric(float64(int64(st.HeapAlloc)-int64(base.HeapAlloc))/float64(clients), "heap-B/conn")
+	b.ReportMetric(float64(int64(st.StackInuse)-int64(base.StackInuse))/float64(clients), "stack-B/conn")
+	b.ReportMetric(float64(st.Goroutines-base.Goroutines)/float64(clients), "goroutines/conn")
 }
 
 // fleetBudget bounds the connects of a benchmark's clients: they take a
