@@ -31,16 +31,11 @@ type chaosResult struct {
 	// every turn calls a tool first (two model requests).
 	ModelLatencyMs float64 `json:"modelFirstTokenLatencyMs"`
 	ModelTool      bool    `json:"modelCallsTool"`
-	Sent           int     `json:"sent"`
-	Replied        int     `json:"replied"`
-	Lost           int     `json:"lost"`
-	Duplicated     int     `json:"duplicated"`
+	delivery
 	// DuplicatesAllowed is one per kill: Telegram's sendMessage has no
 	// idempotency key, so a reply sent just before a kill, and not yet in
 	// the ledger, is sent again.
 	DuplicatesAllowed int         `json:"duplicatesAllowed"`
-	LostMarkers       []string    `json:"lostMarkers,omitempty"`
-	OutOfOrder        int         `json:"outOfOrder"`
 	Seconds           float64     `json:"seconds"`
 	RestartReadyMs    percentiles `json:"restartToReadyMs"`
 	// Transcripts counts the session transcripts on disk after the run;
@@ -110,7 +105,8 @@ func chaos(ctx context.Context, o options, lo loadOptions, co chaosOptions, log 
 	case <-ctx.Done():
 	}
 	t := tr.tally()
-	res.Sent, res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = d.sent, t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
+	res.Sent = d.sent
+	res.take(t)
 	res.RestartReadyMs = percentilesOf(readies)
 	res.PlatformErrors = r.p.host.Errors()
 	// The transcripts are loaded as the daemon loads them, after it has
@@ -155,6 +151,7 @@ func (r *chaosResult) table(w io.Writer) {
 		r.Kills, r.Sessions, r.ModelLatencyMs, r.ModelTool)
 	fmt.Fprintf(w, "sent / replied            %d / %d in %.1f s\n", r.Sent, r.Replied, r.Seconds)
 	fmt.Fprintf(w, "lost / duplicated / order %d / %d (≤ %d allowed) / %d %s\n", r.Lost, r.Duplicated, r.DuplicatesAllowed, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
+	r.writeOrderNotes(w)
 	fmt.Fprintf(w, "restart → ready           p50 %.1f  p99 %.1f  max %.1f ms\n", r.RestartReadyMs.P50, r.RestartReadyMs.P99, r.RestartReadyMs.Max)
 	fmt.Fprintf(w, "transcripts               %d loaded, %d failed, %d torn tails cut, %d lines skipped\n",
 		r.Transcripts-len(r.TranscriptErrors), len(r.TranscriptErrors), r.TornTails, r.SkippedLines)

@@ -38,7 +38,7 @@ func TestChaosKillsAndLosesNothing(t *testing.T) {
 // The verdict: a lost message, a reordered one, a duplicate beyond one per
 // kill or a transcript that did not load fails the run.
 func TestChaosVerdict(t *testing.T) {
-	good := chaosResult{Kills: 3, DuplicatesAllowed: 3, Sent: 10, Replied: 10, Duplicated: 3, Transcripts: 4}
+	good := chaosResult{Kills: 3, DuplicatesAllowed: 3, delivery: delivery{Sent: 10, Replied: 10, Duplicated: 3}, Transcripts: 4}
 	if !good.ok() {
 		t.Fatalf("a run within bounds failed: %+v", good)
 	}

@@ -19,16 +19,9 @@ type loadResult struct {
 	GroupSessions  int     `json:"groupSessions"`
 	ModelLatencyMs float64 `json:"modelFirstTokenLatencyMs"`
 	ModelTPS       float64 `json:"modelTokensPerSecond"`
-	Sent           int     `json:"sent"`
-	Replied        int     `json:"replied"`
-	Lost           int     `json:"lost"`
-	Duplicated     int     `json:"duplicated"`
-	OutOfOrder     int     `json:"outOfOrder"`
-	// LostMarkers name the first lost messages ("#m<session>-<seq>";
-	// session i sent on platform i mod the number of platforms).
-	LostMarkers []string `json:"lostMarkers,omitempty"`
-	Seconds     float64  `json:"seconds"`
-	PerSecond   float64  `json:"messagesPerSecond"`
+	delivery
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"messagesPerSecond"`
 	// InToModel is platform message sent → model request received;
 	// ModelToReply is model stream done → reply received by the platform.
 	InToModel    percentiles `json:"inboundToModelMs"`
@@ -40,6 +33,33 @@ type loadResult struct {
 	PlatformErrors int64 `json:"platformErrors"`
 
 	inToModel, modelToReply []float64
+}
+
+// delivery is what became of a run's messages, in every mode's result.
+type delivery struct {
+	Sent       int `json:"sent"`
+	Replied    int `json:"replied"`
+	Lost       int `json:"lost"`
+	Duplicated int `json:"duplicated"`
+	OutOfOrder int `json:"outOfOrder"`
+	// LostMarkers name the first lost messages ("#m<session>-<seq>";
+	// session i sent on platform i mod the number of platforms), and
+	// OrderNotes the first replies that came out of order.
+	LostMarkers []string `json:"lostMarkers,omitempty"`
+	OrderNotes  []string `json:"outOfOrderReplies,omitempty"`
+}
+
+// take fills in the tally's counts (Sent is the driver's).
+func (d *delivery) take(t tally) {
+	d.Replied, d.Lost, d.Duplicated, d.OutOfOrder = t.replied, t.lost, t.duplicated, t.outOfOrder
+	d.LostMarkers, d.OrderNotes = t.lostMarkers, t.orderNotes
+}
+
+// writeOrderNotes lists the out-of-order replies under a result's table.
+func (d *delivery) writeOrderNotes(w io.Writer) {
+	for _, n := range d.OrderNotes {
+		fmt.Fprintf(w, "  out of order: %s\n", n)
+	}
 }
 
 // percentiles of a latency sample, in milliseconds.
@@ -206,7 +226,7 @@ func load(ctx context.Context, o options, lo loadOptions, log io.Writer) (*loadR
 	case <-ctx.Done():
 	}
 	t := tr.tally()
-	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
+	res.take(t)
 	res.inToModel, res.modelToReply = t.inLat, t.outLat
 	res.InToModel, res.ModelToReply = percentilesOf(res.inToModel), percentilesOf(res.modelToReply)
 	res.PerSecond = float64(res.Replied) / res.Seconds
@@ -336,6 +356,7 @@ func (r *loadResult) table(w io.Writer) {
 		r.Sessions, r.PerSession, r.GroupSessions, r.ModelLatencyMs, r.ModelTPS)
 	fmt.Fprintf(w, "sent / replied            %d / %d in %.1f s (%.0f messages/s)\n", r.Sent, r.Replied, r.Seconds, r.PerSecond)
 	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
+	r.writeOrderNotes(w)
 	fmt.Fprintf(w, "platform → model request  %s\n", r.InToModel)
 	fmt.Fprintf(w, "model done → reply        %s\n", r.ModelToReply)
 	fmt.Fprintf(w, "RSS after load (peak)     %.1f MB (%.1f MB), %d goroutines, max GC pause %.2f ms\n",

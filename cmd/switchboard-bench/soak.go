@@ -19,17 +19,11 @@ type soakOptions struct {
 
 // soakResult is what the soak mode measures (reliability matrix row 24).
 type soakResult struct {
-	Date        string   `json:"date"`
-	Seconds     float64  `json:"seconds"`
-	Rate        float64  `json:"messagesPerSecond"`
-	Sessions    int      `json:"sessions"`
-	Sent        int      `json:"sent"`
-	Replied     int      `json:"replied"`
-	Lost        int      `json:"lost"`
-	Duplicated  int      `json:"duplicated"`
-	OutOfOrder  int      `json:"outOfOrder"`
-	LostMarkers []string `json:"lostMarkers,omitempty"`
-	OrderNotes  []string `json:"outOfOrderReplies,omitempty"`
+	Date     string  `json:"date"`
+	Seconds  float64 `json:"seconds"`
+	Rate     float64 `json:"messagesPerSecond"`
+	Sessions int     `json:"sessions"`
+	delivery
 	// InToModel is platform message sent → model request received;
 	// ModelToReply is model stream done → reply received by the platform.
 	InToModel      percentiles `json:"inboundToModelMs"`
@@ -152,8 +146,7 @@ loop:
 		}
 	}
 	t := tr.tally()
-	res.Replied, res.Lost, res.Duplicated, res.OutOfOrder, res.LostMarkers = t.replied, t.lost, t.duplicated, t.outOfOrder, t.lostMarkers
-	res.OrderNotes = t.orderNotes
+	res.take(t)
 	res.InToModel, res.ModelToReply = percentilesOf(t.inLat), percentilesOf(t.outLat)
 	res.HeartbeatTurns, res.CronTurns = heartbeats.Load(), crons.Load()
 	m, err := readMemory(pid)
@@ -194,9 +187,7 @@ func (r *soakResult) table(w io.Writer) {
 	fmt.Fprintf(w, "duration / rate           %.0f s at %.1f messages/s over %d sessions\n", r.Seconds, r.Rate, r.Sessions)
 	fmt.Fprintf(w, "sent / replied            %d / %d\n", r.Sent, r.Replied)
 	fmt.Fprintf(w, "lost / duplicated / order %d / %d / %d %s\n", r.Lost, r.Duplicated, r.OutOfOrder, strings.Join(r.LostMarkers, " "))
-	for _, n := range r.OrderNotes {
-		fmt.Fprintf(w, "  out of order: %s\n", n)
-	}
+	r.writeOrderNotes(w)
 	fmt.Fprintf(w, "platform → model request  %s\n", r.InToModel)
 	fmt.Fprintf(w, "model done → reply        %s\n", r.ModelToReply)
 	fmt.Fprintf(w, "heartbeat / cron turns    %d / %d\n", r.HeartbeatTurns, r.CronTurns)
