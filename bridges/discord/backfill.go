@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -46,6 +47,7 @@ func (b *Bridge) restorePositions(ctx context.Context) {
 	defer b.mu.Unlock()
 	for k, id := range stored {
 		ch := strings.TrimPrefix(k, b.positionPrefix())
+		b.markStoredLocked(ch)
 		if len(b.lastSeen) < maxBackfillChannels && newerID(id, b.lastSeen[ch]) {
 			b.lastSeen[ch] = id
 		}
@@ -63,7 +65,40 @@ func (b *Bridge) persistPosition(ctx context.Context, channelID, messageID strin
 	}
 	if err := b.opts.Positions.SetChannelOffset(context.WithoutCancel(ctx), Channel, b.positionPrefix()+channelID, messageID); err != nil {
 		b.opts.Log.Warn("discord: channel position not saved (messages written during a restart may be missed)", "channel", channelID, "err", err)
+		return
 	}
+	b.mu.Lock()
+	b.markStoredLocked(channelID)
+	b.mu.Unlock()
+}
+
+// persistBefore stores, for a channel with no stored position yet, the
+// position just before messageID, before the message is journaled. Without
+// it a crash after the channel's first message was journaled and before
+// its position was stored left the channel unknown to the next run, which
+// then never fetched what was written there while it was down. The next
+// run refetches the message itself; its dedupe key stops it.
+func (b *Bridge) persistBefore(ctx context.Context, channelID, messageID string) {
+	b.mu.Lock()
+	known := b.stored[channelID]
+	b.mu.Unlock()
+	if known || b.opts.Positions == nil {
+		return
+	}
+	id, err := strconv.ParseUint(messageID, 10, 64)
+	if err != nil || id == 0 {
+		return // not a snowflake: the position after journaling must do
+	}
+	b.persistPosition(ctx, channelID, strconv.FormatUint(id-1, 10))
+}
+
+// markStoredLocked notes that channelID has a stored position; called
+// with b.mu held.
+func (b *Bridge) markStoredLocked(channelID string) {
+	if len(b.stored) >= maxBackfillChannels {
+		clear(b.stored)
+	}
+	b.stored[channelID] = true
 }
 
 // newerID compares snowflakes: longer is newer, then lexical order.

@@ -101,6 +101,7 @@ type Bridge struct {
 	botRoles map[string][]string    // by guild id
 	lastSeen map[string]string      // newest message id by channel
 	restored bool                   // lastSeen came from Positions: backfill after the first READY too
+	stored   map[string]bool        // channels with a position in Positions
 	sessions int                    // READYs so far
 	// backfilling is set while a backfill runs off the read goroutine;
 	// live messages wait in held meanwhile so a channel stays in order.
@@ -176,7 +177,7 @@ func New(opts Options) (*Bridge, error) {
 		mediaClient: bridges.MediaClient(opts.MediaClient, opts.MaxMediaBytes),
 		opts:        opts, api: api, mentions: mentions,
 		tracker:  bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
-		channels: map[string]channelInfo{}, botRoles: map[string][]string{}, lastSeen: map[string]string{},
+		channels: map[string]channelInfo{}, botRoles: map[string][]string{}, lastSeen: map[string]string{}, stored: map[string]bool{},
 	}
 	b.gw = &gateway{
 		token: opts.Token, intents: Intents, log: opts.Log, backoff: opts.Backoff, now: opts.Now,
@@ -336,6 +337,7 @@ func (b *Bridge) message(ctx context.Context, m *discordgo.Message) {
 	if sink == nil {
 		return
 	}
+	b.persistBefore(ctx, m.ChannelID, m.ID)
 	var err error
 	for attempt := range 5 {
 		if err = sink.Submit(ctx, msg); err == nil {

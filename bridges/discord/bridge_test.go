@@ -2,6 +2,7 @@ package discord_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -398,5 +399,55 @@ func TestRestartFetchesMessagesWrittenWhileDown(t *testing.T) {
 	}
 	if got := second.sink.Inbound(); len(got) != 1 || got[0].Message.Body != "while down" {
 		t.Fatalf("after the restart got %+v, want only the message written while down", got)
+	}
+}
+
+// failingPositions is the state store, except that storing one value
+// fails: the position a kill would have kept from being written.
+type failingPositions struct {
+	*store.SQLite
+	fail string
+}
+
+func (p failingPositions) SetChannelOffset(ctx context.Context, channel, key, value string) error {
+	if value == p.fail {
+		return errors.New("killed before the position was stored")
+	}
+	return p.SQLite.SetChannelOffset(ctx, channel, key, value)
+}
+
+// TestCrashBeforeFirstPositionKeepsTheChannel: the process dies after a
+// channel's first message is journaled and before its position is stored.
+// The next run still knows the channel and fetches what was written there
+// while it was down (and the first message again, which the journal's
+// dedupe key stops).
+func TestCrashBeforeFirstPositionKeepsTheChannel(t *testing.T) {
+	srv := discordtest.New(t)
+	st, err := store.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	firstMsg := srv.DirectMessage(ada, "the channel's first message")
+	first := newRig(t, srv, func(o *discord.Options) { o.Positions = failingPositions{st, firstMsg.ID} })
+	first.connected(t)
+	first.receive(t, firstMsg, 1)
+	srv.SetOutage(true)
+	first.stop()
+	<-first.done
+	first.done <- nil // for the rig's cleanup
+	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
+	srv.SetOutage(false)
+
+	second := newRig(t, srv, func(o *discord.Options) { o.Positions = st })
+	if !second.sink.Eventually(func() bool {
+		for _, in := range second.sink.Inbound() {
+			if in.Message.Body == "while down" {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the message written while down was not fetched; got %d messages", len(second.sink.Inbound()))
 	}
 }
