@@ -25,7 +25,7 @@ import (
 type OpenAI struct {
 	name                string
 	apiKey              string
-	completions         openai.ChatCompletionService
+	client              openai.Client
 	clock               func() time.Time
 	maxCompletionTokens bool
 }
@@ -58,7 +58,7 @@ func NewOpenAI(name string, cfg ProviderConfig, opts ProviderOptions) *OpenAI {
 		apiKey: cfg.APIKey,
 		// The service rather than openai.NewClient, which would add
 		// OPENAI_BASE_URL, OPENAI_API_KEY and friends from the environment.
-		completions:         openai.NewChatCompletionService(o...),
+		client:              openai.NewClient(o...),
 		clock:               opts.clock(),
 		maxCompletionTokens: isOpenAIEndpoint(cfg.BaseURL),
 	}
@@ -87,7 +87,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, emit func(core.Assist
 	if err != nil {
 		return b.Fail(&Error{Kind: ErrorUnknown, Message: err.Error(), Err: err})
 	}
-	stream := p.completions.NewStreaming(ctx, params)
+	stream := p.newStreaming(ctx, params)
 	defer stream.Close()
 	s := openaiStream{b: b, cur: -1, now: now}
 	for stream.Next() {
@@ -124,11 +124,6 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, emit func(core.Assist
 	}
 }
 
-// reasoningFields are the delta members servers put reasoning in:
-// reasoning_content (DeepSeek, vLLM, llama.cpp) and reasoning (Ollama,
-// OpenRouter). The SDK does not model them.
-var reasoningFields = [...]string{"reasoning_content", "reasoning"}
-
 // openaiStream maps chat-completion chunks onto a MessageBuilder.
 type openaiStream struct {
 	b *MessageBuilder
@@ -151,10 +146,9 @@ type openaiCall struct {
 	content  int
 }
 
-func (s *openaiStream) handle(c openai.ChatCompletionChunk) {
+func (s *openaiStream) handle(c openaiChunk) {
 	s.chunks++
-	if c.JSON.Usage.Valid() {
-		u := c.Usage
+	if u := c.Usage; u != nil {
 		cached := u.PromptTokensDetails.CachedTokens
 		s.b.SetUsage(core.Usage{
 			Input:     max(u.PromptTokens-cached, 0),
@@ -167,8 +161,8 @@ func (s *openaiStream) handle(c openai.ChatCompletionChunk) {
 			continue
 		}
 		d := ch.Delta
-		for _, name := range reasoningFields {
-			if r := jsonString(d.JSON.ExtraFields[name].Raw()); r != "" {
+		for _, r := range [...]json.RawMessage{d.ReasoningContent, d.Reasoning} {
+			if r := jsonString(string(r)); r != "" {
 				s.appendCurrent(true, r)
 				break
 			}
@@ -228,7 +222,7 @@ func (s *openaiStream) closeCurrent() {
 // toolCall applies one tool-call delta. Calls are told apart by index;
 // a server that omits it continues the most recent call, unless it names
 // a new call id.
-func (s *openaiStream) toolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (s *openaiStream) toolCall(tc openaiToolCallDelta) {
 	c := s.findCall(tc)
 	if c == nil {
 		s.closeCurrent()
@@ -239,8 +233,8 @@ func (s *openaiStream) toolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall
 			id = "call_" + strconv.FormatInt(s.now.UnixMilli(), 36) + "_" + strconv.Itoa(len(s.calls))
 		}
 		s.calls = append(s.calls, openaiCall{
-			index:    tc.Index,
-			hasIndex: tc.JSON.Index.Valid(),
+			index:    tc.index(),
+			hasIndex: tc.Index != nil,
 			id:       id,
 			content:  s.b.StartToolCall(id, tc.Function.Name),
 		})
@@ -251,10 +245,10 @@ func (s *openaiStream) toolCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall
 	s.b.AppendToolCall(c.content, tc.Function.Arguments)
 }
 
-func (s *openaiStream) findCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) *openaiCall {
-	if tc.JSON.Index.Valid() {
+func (s *openaiStream) findCall(tc openaiToolCallDelta) *openaiCall {
+	if tc.Index != nil {
 		for i := range s.calls {
-			if c := &s.calls[i]; c.hasIndex && c.index == tc.Index {
+			if c := &s.calls[i]; c.hasIndex && c.index == *tc.Index {
 				return c
 			}
 		}

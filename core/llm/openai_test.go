@@ -169,3 +169,27 @@ func TestOpenAIStreamClosedWithoutFinishReason(t *testing.T) {
 		t.Errorf("Stream = %+v, %v", msg, err)
 	}
 }
+
+// TestOpenAIChunkMembersOfAnotherType: a server that sends a member with an
+// unexpected type (a number for content, an object for reasoning) loses
+// that member, not its stream; the rest of the chunk still counts.
+func TestOpenAIChunkMembersOfAnotherType(t *testing.T) {
+	srv := llmtest.NewOpenAIServer(t, llmtest.RawStream(openaiSSE(
+		openaiChunk(`{"role":"assistant","content":"a"}`, "null"),
+		openaiChunk(`{"content":5,"refusal":"x"}`, "null"),
+		openaiChunk(`{"reasoning":{"effort":"low"},"content":"b"}`, "null"),
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":"7","completion_tokens":3}}`,
+		openaiChunk(`{"content":"c"}`, `"stop"`),
+		"[DONE]",
+	)))
+	msg, err := newProvider("openai", srv).Stream(context.Background(), userRequest("x"), (&recorder{}).emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Text() != "axbc" || msg.StopReason != core.StopReasonStop {
+		t.Errorf("text = %q, stop = %s; want axbc, stop", msg.Text(), msg.StopReason)
+	}
+	if msg.Usage.Output != 3 {
+		t.Errorf("usage = %+v; want the completion tokens of the chunk whose prompt_tokens was a string", msg.Usage)
+	}
+}
