@@ -13,6 +13,12 @@ import (
 // the memory starts over.
 const maxBackfillChannels = 1000
 
+// maxStoredChannels bounds the channels noted as having a stored
+// position. Past it the notes start over, and each channel's next message
+// stores its position once more before it is journaled: a note is a few
+// dozen bytes, a store write is a disk write on the event loop.
+const maxStoredChannels = 1 << 16
+
 // backfillPages bounds the pages (of 100) fetched per channel.
 const backfillPages = 5
 
@@ -95,7 +101,7 @@ func (b *Bridge) persistBefore(ctx context.Context, channelID, messageID string)
 // markStoredLocked notes that channelID has a stored position; called
 // with b.mu held.
 func (b *Bridge) markStoredLocked(channelID string) {
-	if len(b.stored) >= maxBackfillChannels {
+	if len(b.stored) >= maxStoredChannels {
 		clear(b.stored)
 	}
 	b.stored[channelID] = true
