@@ -374,32 +374,44 @@ func TestDeliverToUserOpensTheDM(t *testing.T) {
 // channel positions the message would be lost (the chaos run found it).
 func TestRestartFetchesMessagesWrittenWhileDown(t *testing.T) {
 	srv := discordtest.New(t)
-	st, err := store.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	withStore := func(o *discord.Options) { o.Positions = st }
-	first := newRig(t, srv, withStore)
-	first.connected(t)
-	first.receive(t, srv.DirectMessage(ada, "before the restart"), 1)
-	// The process dies: its connection is cut without a close frame, so
-	// its session lives on at Discord and collects what follows, which no
-	// new session is sent.
-	srv.SetOutage(true)
-	first.stop()
-	<-first.done
-	first.done <- nil // for the rig's cleanup
-	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
-	srv.SetOutage(false)
-
-	second := newRig(t, srv, withStore)
+	st := openStore(t)
+	second := downAndUp(t, srv, st, st, srv.DirectMessage(ada, "before the restart"))
 	if !second.sink.Eventually(func() bool { return len(second.sink.Inbound()) >= 1 }) {
 		t.Fatalf("the message written while down was not fetched; got %d", len(second.sink.Inbound()))
 	}
 	if got := second.sink.Inbound(); len(got) != 1 || got[0].Message.Body != "while down" {
 		t.Fatalf("after the restart got %+v, want only the message written while down", got)
 	}
+}
+
+// openStore opens a state store in a temp dir for the test.
+func openStore(t *testing.T) *store.SQLite {
+	t.Helper()
+	st, err := store.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// downAndUp runs a bridge whose positions go to positions until it has
+// taken first, then kills it: its connection is cut without a close
+// frame, so its session lives on at Discord and collects what follows,
+// which no new session is sent. "while down" is written meanwhile, and a
+// second bridge is started on st.
+func downAndUp(t *testing.T, srv *discordtest.Server, st *store.SQLite, positions discord.PositionStore, first discordtest.Message) *rig {
+	t.Helper()
+	r := newRig(t, srv, func(o *discord.Options) { o.Positions = positions })
+	r.connected(t)
+	r.receive(t, first, 1)
+	srv.SetOutage(true)
+	r.stop()
+	<-r.done
+	r.done <- nil // for the rig's cleanup
+	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
+	srv.SetOutage(false)
+	return newRig(t, srv, func(o *discord.Options) { o.Positions = st })
 }
 
 // failingPositions is the state store, except that storing one value
@@ -423,23 +435,9 @@ func (p failingPositions) SetChannelOffset(ctx context.Context, channel, key, va
 // dedupe key stops).
 func TestCrashBeforeFirstPositionKeepsTheChannel(t *testing.T) {
 	srv := discordtest.New(t)
-	st, err := store.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	firstMsg := srv.DirectMessage(ada, "the channel's first message")
-	first := newRig(t, srv, func(o *discord.Options) { o.Positions = failingPositions{st, firstMsg.ID} })
-	first.connected(t)
-	first.receive(t, firstMsg, 1)
-	srv.SetOutage(true)
-	first.stop()
-	<-first.done
-	first.done <- nil // for the rig's cleanup
-	srv.PushMessageCreate(srv.DirectMessage(ada, "while down"))
-	srv.SetOutage(false)
-
-	second := newRig(t, srv, func(o *discord.Options) { o.Positions = st })
+	st := openStore(t)
+	first := srv.DirectMessage(ada, "the channel's first message")
+	second := downAndUp(t, srv, st, failingPositions{st, first.ID}, first)
 	if !second.sink.Eventually(func() bool {
 		for _, in := range second.sink.Inbound() {
 			if in.Message.Body == "while down" {
