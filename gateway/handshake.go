@@ -78,19 +78,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.log = s.log.With("conn", c.id)
 	s.hub.add(c)
 	s.metrics.connections.Inc()
-	end := func() {
-		c.cancel()
-		c.inflight.Wait()
-		s.hub.remove(c)
-		s.metrics.connections.Dec()
-		_ = ws.CloseNow()
-		if c.ready.Load() {
-			s.presenceChanged()
-		}
-	}
 	defer func() {
 		if !handedOff {
-			end()
+			s.endConn(c)
 		}
 	}()
 
@@ -119,9 +109,22 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	handedOff = true
 	go func() {
 		defer s.connWG.Done()
-		defer end()
+		defer s.endConn(c)
 		s.readLoop(c)
 	}()
+}
+
+// endConn ends a connection serveWS accepted: it stops its work, waits
+// for its asynchronous answers, forgets it and closes the socket.
+func (s *Server) endConn(c *conn) {
+	c.cancel()
+	c.inflight.Wait()
+	s.hub.remove(c)
+	s.metrics.connections.Dec()
+	_ = c.ws.CloseNow()
+	if c.ready.Load() {
+		s.presenceChanged()
+	}
 }
 
 // handshake runs openclaw-facts §1.4 on the first frame and reports whether
