@@ -2,8 +2,6 @@ package bridges
 
 import (
 	"context"
-	"errors"
-	"net/http"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -133,74 +131,6 @@ type Ledger interface {
 	Sent(ctx context.Context, key string) (messageID string, ok bool, err error)
 	// Record stores the platform message id sent for key.
 	Record(ctx context.Context, key, messageID string) error
-}
-
-// Typer is a bridge that can show a typing indicator. Typing shows it
-// once; the platform clears it after a few seconds, so callers refresh it
-// (see TypingLoop).
-type Typer interface {
-	Typing(ctx context.Context, route core.Route) error
-}
-
-// TypingStopper is a Typer whose indicator stays up until cleared
-// (WhatsApp's "composing" presence): StopTyping is called when the run
-// ends.
-type TypingStopper interface {
-	StopTyping(ctx context.Context, route core.Route) error
-}
-
-// Reactor is a bridge that can react to a message with an emoji (the ack
-// reaction).
-type Reactor interface {
-	React(ctx context.Context, route core.Route, messageID MessageID, emoji string) error
-}
-
-// Editor is a bridge that can replace the text of a message it sent
-// (preview streaming).
-type Editor interface {
-	Edit(ctx context.Context, route core.Route, messageID MessageID, text string) error
-}
-
-// Logouter is a bridge that can unlink its account (WhatsApp) or forget
-// its session. It is what channels.logout calls.
-type Logouter interface {
-	Logout(ctx context.Context) error
-}
-
-// LoginFlow is a bridge whose account is linked interactively (a QR code
-// or a pairing code on the phone).
-type LoginFlow interface {
-	// LoginStart begins linking and returns what to show the user (a QR
-	// code's payload, or a phone pairing code).
-	LoginStart(ctx context.Context, phone string) (LoginChallenge, error)
-	// LoginWait blocks until the account is linked, the challenge is
-	// replaced (a new QR code: returned with the error ErrLoginRefresh),
-	// or ctx ends.
-	LoginWait(ctx context.Context) (LoginChallenge, error)
-}
-
-// LoginChallenge is what a user must scan or type to link an account.
-type LoginChallenge struct {
-	// QR is the payload to encode as a QR code, if any.
-	QR string
-	// PairingCode is the code to type on the phone, if any.
-	PairingCode string
-	// Linked reports that linking finished; the challenge is spent.
-	Linked bool
-	// Account names the linked account once Linked (a phone number).
-	Account string
-}
-
-// ErrLoginRefresh comes back from LoginFlow.LoginWait with a new
-// challenge that replaces the previous one (a fresh QR code).
-var ErrLoginRefresh = errors.New("a new code replaces the previous one")
-
-// WebhookHandler is a bridge that receives platform events over HTTP
-// (Telegram webhooks, Slack's Events API). The daemon mounts Handler at
-// WebhookPath on the listener the bridge's configuration names.
-type WebhookHandler interface {
-	WebhookPath() string
-	http.Handler
 }
 
 // SendOnce sends one piece of an Outbound through send, unless the

@@ -1,16 +1,23 @@
-// Package bridges holds the contract every chat-platform adapter implements
-// (Telegram, Slack, Discord, WhatsApp) and the pieces they share: access
-// gating of direct messages and groups with DM pairing codes, the group
-// history buffer, connection states and reconnect backoff. Markup
-// conversion and chunking are in bridges/markup. The adapters live in
-// sub-packages (bridges/telegram, ...); a platform's types never leave its
-// adapter.
+// Package bridges is the contract between Switchboard and a chat-platform
+// adapter (Telegram, Slack, Discord, WhatsApp, or one of your own), and the
+// small helpers adapters share: connection states and their Tracker,
+// reconnect Backoff, mention patterns, media download and upload limits,
+// idempotent sends (SendOnce), and the configuration vocabulary every
+// channel section uses (Common, Access, ReplyToMode). Markup conversion and
+// chunking are in bridges/markup. The adapters live in sub-packages
+// (bridges/telegram, ...); a platform's types never leave its adapter, and
+// its name appears nowhere else.
+//
+// This package imports nothing of the daemon: not the dispatcher, the
+// store, the agent or a model SDK. What runs bridges in the daemon (access
+// gating, pairing, the group history buffer, the reply router, typing, the
+// supervisor) is package channels.
 //
 // # The contract
 //
 // A bridge implements Bridge:
 //
-//	Name() string                      the channel: "telegram", "slack", ...
+//	Name() string                      the channel: its configuration key under channels:
 //	AccountID() string                 the bot account, "default" for one
 //	Start(ctx, sink) error             run until ctx ends
 //	Deliver(ctx, Outbound) (Receipt, error)
@@ -26,6 +33,13 @@
 //		_ bridges.Bridge = (*Bridge)(nil)
 //		_ bridges.Typer  = (*Bridge)(nil)
 //	)
+//
+// A bridge package describes itself with a Descriptor: its channel name and
+// label, how to build it from its configuration section (a Section, which
+// embeds Common) and an Env, and the platform knowledge the rest of
+// Switchboard asks about without running it: how a delivery target is
+// written, which chats are direct. A Registry of descriptors is what the
+// daemon loops over; it holds no global state.
 //
 // # Inbound: normalize, hand to the sink, then acknowledge
 //
@@ -47,24 +61,6 @@
 // the platform delivers again and nothing accepted is lost; the DedupeKey
 // makes the second delivery harmless.
 //
-// # Gating
-//
-// In the daemon the sink is a Gate, configured by the channel's Access:
-//
-//   - direct chats: dmPolicy pairing (default) | allowlist | open |
-//     disabled, with allowFrom. Under pairing an unknown sender gets a code
-//     (8 characters of PairingAlphabet, valid for PairingTTL, at most
-//     MaxPendingPairingCodes per channel and account, sent once) and the
-//     message is dropped; `switchboard pairing approve <channel> <code>`
-//     approves the sender for good (the store keeps codes and approvals).
-//   - groups: groupPolicy allowlist (default; groups by id or "*") | open |
-//     disabled, groupAllowFrom and per-group allowFrom, requireMention
-//     (default true) per group or under "*". A message that does not
-//     address the bot, where the platform can tell, is skipped but kept in
-//     the group's GroupHistory (50 per group, 1000 groups, LRU); the next
-//     accepted message of the group carries the newest 20 as untrusted
-//     history, and the buffer is cleared.
-//
 // # State and reconnects
 //
 // Start reports states through Sink.State; a Tracker keeps them for
@@ -72,8 +68,11 @@
 // conflict with another poller) back off with Backoff (exponential with
 // jitter, capped) and keep the bridge running; the state says what is
 // happening and LastError why. Terminal states (bad credentials, logged
-// out) stop reconnecting: Start reports the state and returns its error,
-// and the owner must act. A bridge never takes the process down.
+// out, a ban) stop reconnecting: Start reports the state and returns its
+// error, and the owner must act. The supervisor in package channels
+// restarts a Start that returned without a terminal state, with its own
+// backoff, so a bridge that gives up early still comes back; a bridge
+// never takes the process down.
 //
 // # Outbound
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // channelPairingTTL is how long a chat platform's DM pairing code can be
-// approved (bridges.PairingTTL; the gateway does not import bridges).
+// approved (channels.PairingTTL; the gateway does not import channels).
 const channelPairingTTL = time.Hour
 
 func channelCodeView(c store.ChannelPairingCode) map[string]any {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/channels"
+
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
@@ -126,7 +128,7 @@ func (d *eventDispatcher) all() []string {
 func TestNoticeGoesThroughTheAccessPolicy(t *testing.T) {
 	srv := slacktest.New(t)
 	disp := &eventDispatcher{}
-	gate := &bridges.Gate{Channel: "slack", AccountID: "default", Dispatch: disp,
+	gate := &channels.Gate{Channel: "slack", AccountID: "default", Dispatch: disp,
 		Access: bridges.Access{DMPolicy: bridges.DMAllowlist, AllowFrom: []string{"U9"}}}
 	url := httpBridge(t, srv, gate, 0).URL
 	ctx, cancel := context.WithTimeout(context.Background(), bridgetest.WaitFor)

@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/channels"
+
+	"go.uber.org/goleak"
+
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/markup"
@@ -27,7 +31,6 @@ import (
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -67,8 +70,8 @@ type rig struct {
 	runner   *agent.Runner
 	disp     *queue.Dispatcher
 	bridge   *telegram.Bridge
-	gate     *bridges.Gate
-	typing   *bridges.Typing
+	gate     *channels.Gate
+	typing   *channels.Typing
 	logs     *syncBuffer
 
 	cancel context.CancelFunc
@@ -116,9 +119,9 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 	if r.bridge, err = telegram.New(opts); err != nil {
 		t.Fatal(err)
 	}
-	router := &bridges.Router{Ledger: r.st}
+	router := &channels.Router{Ledger: r.st}
 	router.Add(r.bridge, bridges.ReplyFirst, "")
-	r.typing = &bridges.Typing{Router: router, Interval: 20 * time.Millisecond}
+	r.typing = &channels.Typing{Router: router, Interval: 20 * time.Millisecond}
 	qc := queue.DefaultConfig()
 	zero := 0
 	qc.DebounceMs = &zero
@@ -128,9 +131,9 @@ func newRig(t *testing.T, tg *telegramtest.Server, dir string, o rigOptions) *ri
 	if err := r.disp.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	r.gate = &bridges.Gate{
+	r.gate = &channels.Gate{
 		Channel: telegram.Channel, AccountID: "default", Access: o.access, Pairing: r.st,
-		Dispatch: bridges.QueueDispatcher{D: r.disp}, History: &bridges.GroupHistory{}, Log: log,
+		Dispatch: channels.QueueDispatcher{D: r.disp}, History: &channels.GroupHistory{}, Log: log,
 		Reply: func(ctx context.Context, out bridges.Outbound) error {
 			_, err := r.bridge.Deliver(ctx, out)
 			return err

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/channels"
+
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
@@ -141,8 +143,8 @@ func gatedRig(t *testing.T, access bridges.Access, edit func(*whatsapp.Options))
 	t.Helper()
 	d := &dispatch{}
 	var b *whatsapp.Bridge
-	gate := &bridges.Gate{
-		Channel: whatsapp.Channel, AccountID: "default", Access: access, Dispatch: d, History: &bridges.GroupHistory{},
+	gate := &channels.Gate{
+		Channel: whatsapp.Channel, AccountID: "default", Access: access, Dispatch: d, History: &channels.GroupHistory{},
 		Pairing: pairingStore(t),
 		Reply: func(ctx context.Context, out bridges.Outbound) error {
 			_, err := b.Deliver(ctx, out)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/channels"
+
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/slack"
@@ -30,8 +32,8 @@ const ledgerRetention = 7 * 24 * time.Hour
 // bridgeSet runs the configured bridges: each gets a gate, a goroutine
 // owned by the daemon, and a place in the router.
 type bridgeSet struct {
-	router *bridges.Router
-	typing *bridges.Typing
+	router *channels.Router
+	typing *channels.Typing
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -53,8 +55,8 @@ type runningBridge struct {
 // newBridgeSet builds the router: replies go to the bridge that owns their
 // channel, the rest (web chat) to fallback.
 func newBridgeSet(fallback queue.Deliverer, log *slog.Logger) *bridgeSet {
-	r := &bridges.Router{Fallback: fallback}
-	return &bridgeSet{router: r, typing: &bridges.Typing{Router: r, Log: log}, log: log}
+	r := &channels.Router{Fallback: fallback}
+	return &bridgeSet{router: r, typing: &channels.Typing{Router: r, Log: log}, log: log}
 }
 
 // wireBridges adds one daemon component per enabled bridge, after the
@@ -95,10 +97,10 @@ func wireDiscord(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet, 
 
 // gateFor builds the gate a bridge runs with.
 func gateFor(cfg *config.Config, b bridges.Bridge, access bridges.Access, react func(context.Context, core.Route, bridges.MessageID, string) error,
-	st *store.SQLite, disp *queue.Dispatcher, log *slog.Logger) *bridges.Gate {
-	return &bridges.Gate{
+	st *store.SQLite, disp *queue.Dispatcher, log *slog.Logger) *channels.Gate {
+	return &channels.Gate{
 		Channel: b.Name(), AccountID: b.AccountID(), Access: access, Pairing: st,
-		Dispatch: bridges.QueueDispatcher{D: disp}, History: &bridges.GroupHistory{}, Log: log,
+		Dispatch: channels.QueueDispatcher{D: disp}, History: &channels.GroupHistory{}, Log: log,
 		Reply: func(ctx context.Context, out bridges.Outbound) error {
 			_, err := b.Deliver(ctx, out)
 			return err
@@ -170,13 +172,13 @@ func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet,
 }
 
 // start runs b until stop; its connection state is shown on /readyz.
-func (bs *bridgeSet) start(d *daemon, b bridges.Bridge, gate *bridges.Gate) {
+func (bs *bridgeSet) start(d *daemon, b bridges.Bridge, gate *channels.Gate) {
 	bs.run(d, &runningBridge{bridge: b}, gate)
 }
 
 // run runs rb.bridge until stop, as start does, keeping what rb says of
 // the bridge besides.
-func (bs *bridgeSet) run(d *daemon, rb *runningBridge, gate *bridges.Gate) {
+func (bs *bridgeSet) run(d *daemon, rb *runningBridge, gate *channels.Gate) {
 	b := rb.bridge
 	ctx, cancel := context.WithCancel(context.Background())
 	rb.cancel, rb.done, rb.stopped = cancel, make(chan error, 1), make(chan struct{})

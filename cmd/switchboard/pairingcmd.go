@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/channels"
+
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -40,7 +41,7 @@ runs, it reads the state store directly.`,
 				fmt.Fprintf(c.stdout, "Pending pairing codes: %d\n", len(pending))
 				for _, x := range pending {
 					fmt.Fprintf(c.stdout, "  %s  %s  sender %s %s  expires %s\n", x.Channel, x.Code, x.SenderID, quoteName(x.SenderName),
-						time.UnixMilli(x.CreatedAt).Add(bridges.PairingTTL).Format(time.RFC3339))
+						time.UnixMilli(x.CreatedAt).Add(channels.PairingTTL).Format(time.RFC3339))
 				}
 				fmt.Fprintf(c.stdout, "Approved senders: %d\n", len(approved))
 				for _, x := range approved {
@@ -178,7 +179,7 @@ func (g gatewayPairing) decide(ctx context.Context, approve bool, channel, code 
 type storePairing struct{ st *store.SQLite }
 
 func (s storePairing) list(ctx context.Context, channel string) ([]store.ChannelPairingCode, []store.ChannelSender, error) {
-	pending, err := s.st.ListChannelPairingCodes(ctx, channel, time.Now().Add(-bridges.PairingTTL).UnixMilli())
+	pending, err := s.st.ListChannelPairingCodes(ctx, channel, time.Now().Add(-channels.PairingTTL).UnixMilli())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,7 +191,7 @@ func (s storePairing) decide(ctx context.Context, approve bool, channel, code st
 	if !approve {
 		return "", s.st.RejectChannelPairingCode(ctx, channel, code)
 	}
-	sender, err := s.st.ApproveChannelPairingCode(ctx, channel, code, time.Now().Add(-bridges.PairingTTL).UnixMilli(), 0)
+	sender, err := s.st.ApproveChannelPairingCode(ctx, channel, code, time.Now().Add(-channels.PairingTTL).UnixMilli(), 0)
 	if errors.Is(err, store.ErrUnknownPairingCode) {
 		return "", fmt.Errorf("unknown pairing code %s on %s (codes expire after an hour; see switchboard pairing list)", code, channel)
 	}

@@ -11,7 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/channels"
+
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
@@ -153,7 +154,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			}
 			runner, closeTools, err = newRunner(cfg, st, log, runnerOptions{
 				stateDir: w.stateDir, home: w.home, configPath: w.configPath, approvals: approvals,
-				extra: []tools.Tool{cronTool, &bridges.MessageTool{Deliverer: deliver}},
+				extra: []tools.Tool{cronTool, &channels.MessageTool{Deliverer: deliver}},
 			})
 			if err != nil {
 				return err

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/channels"
+
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 
@@ -462,7 +464,7 @@ func (plainSink) State(bridges.State, error)                    {}
 func TestStateSinkPassesNoticesAndSystemEvents(t *testing.T) {
 	disp := &recordingDispatcher{}
 	var states []bridges.State
-	gate := &bridges.Gate{Channel: "slack", AccountID: "default", Dispatch: disp,
+	gate := &channels.Gate{Channel: "slack", AccountID: "default", Dispatch: disp,
 		Access: bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}}
 	var sink bridges.Sink = stateSink{Sink: gate, on: func(s bridges.State) { states = append(states, s) }}
 

@@ -1,8 +1,10 @@
-package bridges
+package channels
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/bridges"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -10,15 +12,15 @@ import (
 func TestGroupHistoryLimitsAndLRU(t *testing.T) {
 	h := &GroupHistory{MaxGroups: 2}
 	for i := range 60 {
-		h.Add("a", core.HistoryEntry{Body: fmt.Sprint(i)}, DefaultHistoryLimit)
+		h.Add("a", core.HistoryEntry{Body: fmt.Sprint(i)}, bridges.DefaultHistoryLimit)
 	}
 	all, truncated := h.Peek("a", 0)
-	if len(all) != DefaultHistoryLimit || all[0].Body != "10" || truncated {
-		t.Fatalf("kept %d entries from %q, want the newest %d", len(all), all[0].Body, DefaultHistoryLimit)
+	if len(all) != bridges.DefaultHistoryLimit || all[0].Body != "10" || truncated {
+		t.Fatalf("kept %d entries from %q, want the newest %d", len(all), all[0].Body, bridges.DefaultHistoryLimit)
 	}
 	h.Add("b", core.HistoryEntry{Body: "b"}, 5)
 	h.Peek("a", 1) // peeking does not refresh; adding does
-	h.Add("a", core.HistoryEntry{Body: "a2"}, DefaultHistoryLimit)
+	h.Add("a", core.HistoryEntry{Body: "a2"}, bridges.DefaultHistoryLimit)
 	h.Add("c", core.HistoryEntry{Body: "c"}, 5) // evicts b, the least recently used
 	if got, _ := h.Peek("b", 0); len(got) != 0 {
 		t.Errorf("group b kept %v after eviction", got)

@@ -1,10 +1,12 @@
-package bridges
+package channels
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/bridges"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
@@ -50,7 +52,7 @@ func (t *Typing) RunStarted(info queue.RunInfo) {
 	if !ok {
 		return
 	}
-	typer, ok := b.(Typer)
+	typer, ok := b.(bridges.Typer)
 	if !ok {
 		return
 	}
@@ -78,7 +80,7 @@ func (t *Typing) RunStarted(info queue.RunInfo) {
 	go func() {
 		defer t.wg.Done()
 		defer cancel()
-		if stopper, ok := typer.(TypingStopper); ok {
+		if stopper, ok := typer.(bridges.TypingStopper); ok {
 			defer func() {
 				sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer scancel()

@@ -1,4 +1,4 @@
-package bridges
+package channels
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/bridges"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tools"
@@ -61,7 +63,7 @@ func (t *MessageTool) Execute(ctx context.Context, call tools.Call, _ func(tools
 	}
 	route := call.Route
 	if strings.TrimSpace(to) != "" {
-		r, err := ParseTarget(to)
+		r, err := bridges.ParseTarget(to)
 		if err != nil {
 			return tools.Result{}, err
 		}

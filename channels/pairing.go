@@ -1,4 +1,4 @@
-package bridges
+package channels
 
 import (
 	"crypto/rand"

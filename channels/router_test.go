@@ -1,10 +1,12 @@
-package bridges
+package channels
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/switchboardhq/switchboard/bridges"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/queue"
@@ -13,16 +15,16 @@ import (
 // recBridge is a Bridge that records what it is asked to deliver.
 type recBridge struct {
 	name string
-	outs []Outbound
+	outs []bridges.Outbound
 }
 
-func (b *recBridge) Name() string                      { return b.name }
-func (b *recBridge) AccountID() string                 { return "default" }
-func (b *recBridge) Start(context.Context, Sink) error { return nil }
-func (b *recBridge) Status() Status                    { return Status{} }
-func (b *recBridge) Deliver(_ context.Context, o Outbound) (Receipt, error) {
+func (b *recBridge) Name() string                              { return b.name }
+func (b *recBridge) AccountID() string                         { return "default" }
+func (b *recBridge) Start(context.Context, bridges.Sink) error { return nil }
+func (b *recBridge) Status() bridges.Status                    { return bridges.Status{} }
+func (b *recBridge) Deliver(_ context.Context, o bridges.Outbound) (bridges.Receipt, error) {
 	b.outs = append(b.outs, o)
-	return Receipt{}, nil
+	return bridges.Receipt{}, nil
 }
 
 type recDeliverer struct{ got []queue.Delivery }
@@ -38,16 +40,16 @@ func TestRouterReplyModes(t *testing.T) {
 	}
 	two := []core.ReplyPayload{{Text: "a"}, {Text: "b"}}
 	for _, tc := range []struct {
-		mode    ReplyToMode
+		mode    bridges.ReplyToMode
 		batched bool
 		want    []string
 	}{
 		{"", false, []string{"", ""}},
-		{ReplyOff, false, []string{"", ""}},
-		{ReplyFirst, false, []string{"7", ""}},
-		{ReplyAll, false, []string{"7", "7"}},
-		{ReplyBatched, false, []string{"", ""}},
-		{ReplyBatched, true, []string{"7", ""}},
+		{bridges.ReplyOff, false, []string{"", ""}},
+		{bridges.ReplyFirst, false, []string{"7", ""}},
+		{bridges.ReplyAll, false, []string{"7", "7"}},
+		{bridges.ReplyBatched, false, []string{"", ""}},
+		{bridges.ReplyBatched, true, []string{"7", ""}},
 	} {
 		b := &recBridge{name: "telegram"}
 		r := &Router{}
@@ -66,9 +68,9 @@ func TestRouterReplyModes(t *testing.T) {
 func TestRouterTagsPrefixLedgerFallback(t *testing.T) {
 	b := &recBridge{name: "telegram"}
 	fb := &recDeliverer{}
-	var ledger Ledger = nopLedger{}
+	var ledger bridges.Ledger = nopLedger{}
 	r := &Router{Ledger: ledger, Fallback: fb}
-	r.Add(b, ReplyOff, "[bot]")
+	r.Add(b, bridges.ReplyOff, "[bot]")
 	err := r.Deliver(t.Context(), queue.Delivery{RunID: "run-9", Route: core.Route{Channel: "Telegram", To: "42"}, Replies: []core.ReplyPayload{
 		{Text: "hi", ReplyToID: "55"}, {Text: "", MediaURL: "https://x/a.png", MediaURLs: []string{"https://x/b.png"}},
 		{Text: "tagged", ReplyToCurrent: true},
@@ -129,7 +131,7 @@ func TestRouterHoldsDeliveriesForExpectedBridges(t *testing.T) {
 		t.Fatalf("delivered before the bridge was added: %v", err)
 	default:
 	}
-	r.Add(b, ReplyOff, "")
+	r.Add(b, bridges.ReplyOff, "")
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -163,27 +165,27 @@ func (m mapLedger) Record(_ context.Context, k, id string) error { m[k] = id; re
 
 func TestSendOnce(t *testing.T) {
 	ledger := mapLedger{"run-1:0:0": "100"}
-	out := Outbound{Ledger: ledger, LedgerKey: "run-1:0"}
+	out := bridges.Outbound{Ledger: ledger, LedgerKey: "run-1:0"}
 	sends := 0
-	send := func() (MessageID, error) { sends++; return MessageID(fmt.Sprint(200 + sends)), nil }
-	if id, err := SendOnce(t.Context(), out, "0", send); id != "100" || err != nil || sends != 0 {
+	send := func() (bridges.MessageID, error) { sends++; return bridges.MessageID(fmt.Sprint(200 + sends)), nil }
+	if id, err := bridges.SendOnce(t.Context(), out, "0", send); id != "100" || err != nil || sends != 0 {
 		t.Errorf("recorded piece: %q %v, %d sends; want the recorded id and no send", id, err, sends)
 	}
-	if id, err := SendOnce(t.Context(), out, "1", send); id != "201" || err != nil || ledger["run-1:0:1"] != "201" {
+	if id, err := bridges.SendOnce(t.Context(), out, "1", send); id != "201" || err != nil || ledger["run-1:0:1"] != "201" {
 		t.Errorf("new piece: %q %v, ledger %v", id, err, ledger)
 	}
-	if id, _ := SendOnce(t.Context(), out, "1", send); id != "201" || sends != 1 {
+	if id, _ := bridges.SendOnce(t.Context(), out, "1", send); id != "201" || sends != 1 {
 		t.Errorf("repeated piece sent again (%d sends)", sends)
 	}
-	if id, _ := SendOnce(t.Context(), Outbound{}, "0", send); id != "202" || len(ledger) != 2 {
+	if id, _ := bridges.SendOnce(t.Context(), bridges.Outbound{}, "0", send); id != "202" || len(ledger) != 2 {
 		t.Errorf("without a ledger: %q, ledger %v", id, ledger)
 	}
 }
 
 func TestRouterModeByChatTypeAndSlackTags(t *testing.T) {
-	opts := RouteOptions{
-		Mode:           ReplyOff,
-		ByChatType:     map[core.ChatType]ReplyToMode{core.ChatDirect: ReplyAll},
+	opts := bridges.RouteOptions{
+		Mode:           bridges.ReplyOff,
+		ByChatType:     map[core.ChatType]bridges.ReplyToMode{core.ChatDirect: bridges.ReplyAll},
 		OffIgnoresTags: true,
 	}
 	for _, tc := range []struct {
@@ -212,7 +214,7 @@ func TestRouterModeByChatTypeAndSlackTags(t *testing.T) {
 	// Elsewhere a tag works in off.
 	b := &recBridge{name: "telegram"}
 	r := &Router{}
-	r.Add(b, ReplyOff, "")
+	r.Add(b, bridges.ReplyOff, "")
 	_ = r.Deliver(t.Context(), queue.Delivery{Route: core.Route{Channel: "telegram", To: "1"}, Replies: []core.ReplyPayload{{Text: "a", ReplyToID: "99"}}})
 	if got := b.outs[0].ReplyToMessageID; got != "99" {
 		t.Errorf("telegram tag in off: %q, want 99", got)

@@ -96,7 +96,7 @@ type Access struct {
 
 // Validate reports settings that contradict each other.
 func (a Access) Validate() error {
-	switch a.dmPolicyOrDefault() {
+	switch a.EffectiveDMPolicy() {
 	case DMOpen:
 		if !slices.Contains(a.AllowFrom, "*") {
 			return fmt.Errorf(`dmPolicy "open" lets anyone talk to the bot: say so with allowFrom: ["*"], or use "pairing"`)
@@ -109,19 +109,25 @@ func (a Access) Validate() error {
 	return nil
 }
 
-func (a Access) dmPolicyOrDefault() DMPolicy {
+// EffectiveDMPolicy is DMPolicy with its default applied.
+func (a Access) EffectiveDMPolicy() DMPolicy {
 	if a.DMPolicy == "" {
 		return DMPairing
 	}
 	return a.DMPolicy
 }
 
-func (a Access) groupPolicyOrDefault() GroupPolicy {
+// EffectiveGroupPolicy is GroupPolicy with its default applied.
+func (a Access) EffectiveGroupPolicy() GroupPolicy {
 	if a.GroupPolicy == "" {
 		return GroupAllowlist
 	}
 	return a.GroupPolicy
 }
+
+// DefaultHistoryLimit is how many skipped group messages a group keeps
+// when historyLimit is not set (openclaw-facts §4.3).
+const DefaultHistoryLimit = 50
 
 // HistoryLimitOrDefault is the group history buffer size to use.
 func (a Access) HistoryLimitOrDefault() int {
@@ -131,111 +137,65 @@ func (a Access) HistoryLimitOrDefault() int {
 	return max(*a.HistoryLimit, 0)
 }
 
-// Verdict is what the gate does with a message.
-type Verdict int
+// ReplyToMode decides which chunks of a reply are sent as native replies
+// to the message being answered (openclaw-facts §5.5).
+type ReplyToMode string
 
-// The verdicts.
+// The reply-to modes.
 const (
-	// Accept: the message goes to the dispatcher.
-	Accept Verdict = iota
-	// Ignore: the message is dropped (policy); nothing is sent back.
-	Ignore
-	// Pair: the sender is unknown under dmPolicy pairing; they get a
-	// pairing code and the message is dropped.
-	Pair
-	// Skip: a group message not addressed to the bot; it is kept in the
-	// group's history buffer for the next turn that is.
-	Skip
+	// ReplyOff: never reply natively (the default, as in OpenClaw for
+	// Telegram, Slack and Discord).
+	ReplyOff ReplyToMode = "off"
+	// ReplyFirst: the first message of the answer replies.
+	ReplyFirst ReplyToMode = "first"
+	// ReplyAll: every message of the answer replies.
+	ReplyAll ReplyToMode = "all"
+	// ReplyBatched: reply only when the turn answered several queued
+	// messages, to make clear which one.
+	ReplyBatched ReplyToMode = "batched"
 )
 
-// Decision is a verdict and why.
-type Decision struct {
-	Verdict Verdict
-	// Reason says why, for logs and tests ("dm-disabled",
-	// "sender-not-allowed", "group-not-allowed", "no-mention", ...).
-	Reason string
+var replyToModes = []ReplyToMode{ReplyOff, ReplyFirst, ReplyAll, ReplyBatched}
+
+// EnumValues lists the accepted values, for the JSON Schema.
+func (ReplyToMode) EnumValues() []string { return enumStrings(replyToModes) }
+
+// UnmarshalText accepts a mode in any case; empty means ReplyOff.
+func (m *ReplyToMode) UnmarshalText(b []byte) error {
+	return unmarshalEnum(m, replyToModes, "replyToMode", b)
 }
 
-// Decide applies the policy to a message (openclaw-facts §4.3 and §4.4).
-// approved reports that pairing approved the sender on this channel.
-func (a Access) Decide(msg Inbound, approved bool) Decision {
-	in := msg.Message
-	if in.ChatType == core.ChatDirect || in.ChatType == "" {
-		switch a.dmPolicyOrDefault() {
-		case DMDisabled:
-			return Decision{Ignore, "dm-disabled"}
-		case DMOpen:
-			return Decision{Accept, "dm-open"}
-		}
-		if approved || listed(a.AllowFrom, in.Sender) {
-			return Decision{Accept, "dm-allowed"}
-		}
-		if a.dmPolicyOrDefault() == DMAllowlist {
-			return Decision{Ignore, "sender-not-allowed"}
-		}
-		return Decision{Pair, "sender-unknown"}
-	}
-
-	rule, found := a.Groups[msg.GroupID]
-	for _, id := range msg.GroupParents {
-		if found {
-			break
-		}
-		rule, found = a.Groups[id]
-	}
-	star, starFound := a.Groups["*"]
-	switch a.groupPolicyOrDefault() {
-	case GroupDisabled:
-		return Decision{Ignore, "groups-disabled"}
-	case GroupAllowlist:
-		if !found && !starFound {
-			return Decision{Ignore, "group-not-allowed"}
-		}
-	}
-	allow := a.GroupAllowFrom
-	switch {
-	case found && len(rule.AllowFrom) > 0:
-		allow = rule.AllowFrom
-	case starFound && len(star.AllowFrom) > 0 && len(allow) == 0:
-		allow = star.AllowFrom
-	}
-	if len(allow) > 0 && !listed(allow, in.Sender) {
-		return Decision{Ignore, "sender-not-allowed"}
-	}
-	requireMention := true
-	switch {
-	case found && rule.RequireMention != nil:
-		requireMention = *rule.RequireMention
-	case starFound && star.RequireMention != nil:
-		requireMention = *star.RequireMention
-	}
-	bypass := msg.IsControlCommand && !in.WasMentioned
-	if requireMention && msg.CanDetectMention && !(in.WasMentioned || msg.ImplicitMention || bypass) {
-		return Decision{Skip, "no-mention"}
-	}
-	return Decision{Accept, "group-allowed"}
+// RouteOptions are how replies for one bridge are threaded and prefixed.
+type RouteOptions struct {
+	// Mode is the bridge's replyToMode.
+	Mode ReplyToMode
+	// ByChatType overrides Mode for direct, group or channel chats
+	// (Slack's replyToModeByChatType).
+	ByChatType map[core.ChatType]ReplyToMode
+	// OffIgnoresTags makes "off" disable reply tags too, as Slack's does;
+	// elsewhere [[reply_to_*]] tags work even in "off".
+	OffIgnoresTags bool
+	// Prefix is put before each reply's text ("" for none).
+	Prefix string
 }
 
-// listed reports whether the sender's id (or "*") is in list. Entries may
-// carry the channel prefix OpenClaw accepts ("telegram:123") and an "@"
-// before usernames.
-func listed(list []string, s core.Sender) bool {
-	for _, e := range list {
-		e = strings.TrimSpace(e)
-		if i := strings.IndexByte(e, ':'); i > 0 && !strings.HasPrefix(e, "+") {
-			e = e[i+1:]
-		}
-		switch {
-		case e == "*":
-			return true
-		case e == "":
-		case e == s.ID, s.E164 != "" && e == s.E164:
-			return true
-		case strings.HasPrefix(e, "@") && s.Username != "" && strings.EqualFold(e[1:], s.Username):
-			return true
-		}
+// ModeFor is the reply-to mode for a delivery in the session with key.
+func (o RouteOptions) ModeFor(key core.SessionKey) ReplyToMode {
+	if len(o.ByChatType) == 0 {
+		return o.Mode
 	}
-	return false
+	kind := core.ChatDirect
+	parsed, _ := core.ParseSessionKey(string(key))
+	switch parsed.Kind {
+	case core.SessionKindGroup:
+		kind = core.ChatGroup
+	case core.SessionKindChannel:
+		kind = core.ChatChannel
+	}
+	if m, ok := o.ByChatType[kind]; ok && m != "" {
+		return m
+	}
+	return o.Mode
 }
 
 func enumStrings[T ~string](values []T) []string {

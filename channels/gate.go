@@ -1,10 +1,12 @@
-package bridges
+package channels
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/bridges"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
@@ -24,27 +26,10 @@ type EventDispatcher interface {
 	EnqueueSystemEvent(key core.SessionKey, text, contextKey string) bool
 }
 
-// SystemEventSink is a Sink that also takes platform notices that are not
-// messages to answer (an edited or deleted message) as system events for
-// the session's next turn. Bridges find it by type assertion and skip the
-// notice when the sink lacks it.
-type SystemEventSink interface {
-	// SystemEvent queues text for msg's session, after the same access
-	// policy as Submit. contextKey names what the notice is about.
-	SystemEvent(ctx context.Context, msg Inbound, text, contextKey string) error
-}
-
 // NoticeDispatcher is a Dispatcher that also queues Switchboard's own
 // notices as trusted system events (QueueDispatcher).
 type NoticeDispatcher interface {
 	EnqueueNotice(key core.SessionKey, text, contextKey string) bool
-}
-
-// NoticeSink is a Sink that also takes the bridge's own notices (not
-// platform text: "WhatsApp connected as +1555…") for an agent's main
-// session, as trusted system events. Bridges find it by type assertion.
-type NoticeSink interface {
-	Notice(ctx context.Context, agentID, text, contextKey string) error
 }
 
 // PairingStore keeps DM pairing codes and approved senders; *store.SQLite
@@ -62,26 +47,26 @@ type Gate struct {
 	// Channel and AccountID name the bridge.
 	Channel, AccountID string
 	// Access is the policy.
-	Access Access
+	Access bridges.Access
 	// Pairing stores codes and approvals.
 	Pairing PairingStore
 	// Dispatch takes accepted messages.
 	Dispatch Dispatcher
 	// Reply sends the pairing message back to the sender (the bridge's
 	// Deliver).
-	Reply func(ctx context.Context, out Outbound) error
+	Reply func(ctx context.Context, out bridges.Outbound) error
 	// AckReaction is the emoji put on accepted messages AckScope covers,
 	// so the sender sees the bot got them ("" for none).
 	AckReaction string
 	// AckScope is which messages get AckReaction.
-	AckScope AckScope
+	AckScope bridges.AckScope
 	// React puts a reaction on a message (the bridge's Reactor); nil
 	// disables the ack reaction.
-	React func(ctx context.Context, route core.Route, messageID MessageID, emoji string) error
+	React func(ctx context.Context, route core.Route, messageID bridges.MessageID, emoji string) error
 	// History is the group history buffer; nil disables it.
 	History *GroupHistory
 	// Tracker, when set, records inbound activity and connection states.
-	Tracker *Tracker
+	Tracker *bridges.Tracker
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// NewCode makes pairing codes; nil means NewPairingCode.
@@ -91,12 +76,12 @@ type Gate struct {
 	Log *slog.Logger
 
 	mu        sync.Mutex
-	lastState State
+	lastState bridges.State
 	lastErr   string
 }
 
 // State implements Sink.
-func (g *Gate) State(s State, err error) {
+func (g *Gate) State(s bridges.State, err error) {
 	if g.Tracker != nil {
 		g.Tracker.Set(s, err)
 	}
@@ -112,7 +97,7 @@ func (g *Gate) State(s State, err error) {
 
 // changed records s and err and reports whether they differ from the last
 // ones: a bridge reports its state on every poll, the log wants changes.
-func (g *Gate) changed(s State, err error) bool {
+func (g *Gate) changed(s bridges.State, err error) bool {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -127,7 +112,7 @@ func (g *Gate) changed(s State, err error) bool {
 }
 
 // Submit implements Sink.
-func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
+func (g *Gate) Submit(ctx context.Context, msg bridges.Inbound) error {
 	in := msg.Message
 	if g.Tracker != nil {
 		g.Tracker.Inbound()
@@ -137,7 +122,7 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 	if err != nil {
 		return err
 	}
-	d := g.Access.Decide(msg, approved)
+	d := Decide(g.Access, msg, approved)
 	g.debug("gate", "verdict", d.Reason, "session", string(in.SessionKey), "message", in.MessageID)
 	switch d.Verdict {
 	case Ignore:
@@ -160,7 +145,7 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 		return err
 	}
 	if !dup && g.AckReaction != "" && g.React != nil && in.MessageID != "" && g.AckScope.Covers(msg) {
-		if err := g.React(ctx, in.Route, MessageID(in.MessageID), g.AckReaction); err != nil {
+		if err := g.React(ctx, in.Route, bridges.MessageID(in.MessageID), g.AckReaction); err != nil {
 			g.debug("ack reaction failed", "err", err)
 		}
 	}
@@ -174,8 +159,8 @@ func (g *Gate) Submit(ctx context.Context, msg Inbound) error {
 // asked when the policy and allowFrom do not decide alone).
 func (g *Gate) approved(ctx context.Context, in *core.Inbound) (bool, error) {
 	direct := in.ChatType == core.ChatDirect || in.ChatType == ""
-	policy := g.Access.dmPolicyOrDefault()
-	if !direct || g.Pairing == nil || policy == DMOpen || policy == DMDisabled || listed(g.Access.AllowFrom, in.Sender) {
+	policy := g.Access.EffectiveDMPolicy()
+	if !direct || g.Pairing == nil || policy == bridges.DMOpen || policy == bridges.DMDisabled || listed(g.Access.AllowFrom, in.Sender) {
 		return false, nil
 	}
 	return g.Pairing.ChannelSenderAllowed(ctx, g.Channel, g.AccountID, in.Sender.ID)
@@ -186,7 +171,7 @@ func (g *Gate) approved(ctx context.Context, in *core.Inbound) (bool, error) {
 // (mention gating aside: an edit in a group the bot listens to counts),
 // and only if the dispatcher takes system events. The line is queued as
 // untrusted.
-func (g *Gate) SystemEvent(ctx context.Context, msg Inbound, text, contextKey string) error {
+func (g *Gate) SystemEvent(ctx context.Context, msg bridges.Inbound, text, contextKey string) error {
 	ev, ok := g.Dispatch.(EventDispatcher)
 	if !ok {
 		return nil
@@ -195,7 +180,7 @@ func (g *Gate) SystemEvent(ctx context.Context, msg Inbound, text, contextKey st
 	if err != nil {
 		return err
 	}
-	switch d := g.Access.Decide(msg, approved); d.Verdict {
+	switch d := Decide(g.Access, msg, approved); d.Verdict {
 	case Accept, Skip:
 		ev.EnqueueSystemEvent(msg.Message.SessionKey, text, contextKey)
 	default:
@@ -237,7 +222,7 @@ func (g *Gate) pair(ctx context.Context, in *core.Inbound) error {
 		g.debug("pairing code not sent", "sender", in.Sender.ID, "pending", c.Code != "")
 		return nil
 	}
-	if err := g.Reply(ctx, Outbound{Route: in.Route, Text: PairingMessage(g.Channel, in.Sender.ID, c.Code)}); err != nil {
+	if err := g.Reply(ctx, bridges.Outbound{Route: in.Route, Text: PairingMessage(g.Channel, in.Sender.ID, c.Code)}); err != nil {
 		// The code stands; the owner can still approve it from the list.
 		if g.Log != nil {
 			g.Log.Warn("pairing code could not be sent", "channel", g.Channel, "sender", in.Sender.ID, "err", err)
@@ -253,9 +238,9 @@ func (g *Gate) debug(msg string, args ...any) {
 }
 
 var (
-	_ Sink             = (*Gate)(nil)
-	_ SystemEventSink  = (*Gate)(nil)
-	_ NoticeSink       = (*Gate)(nil)
-	_ NoticeDispatcher = QueueDispatcher{}
-	_ EventDispatcher  = QueueDispatcher{}
+	_ bridges.Sink            = (*Gate)(nil)
+	_ bridges.SystemEventSink = (*Gate)(nil)
+	_ bridges.NoticeSink      = (*Gate)(nil)
+	_ NoticeDispatcher        = QueueDispatcher{}
+	_ EventDispatcher         = QueueDispatcher{}
 )

@@ -1,4 +1,4 @@
-package bridges
+package channels
 
 import (
 	"container/list"
@@ -9,8 +9,6 @@ import (
 
 // Group history buffer limits (openclaw-facts §4.3).
 const (
-	// DefaultHistoryLimit is how many skipped messages a group keeps.
-	DefaultHistoryLimit = 50
 	// HistoryShown is how many of them the next turn shows the model.
 	HistoryShown = 20
 	// MaxHistoryGroups is how many groups keep a buffer; the least

@@ -1,4 +1,4 @@
-package bridges
+package channels
 
 import (
 	"bytes"
@@ -11,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges"
+
+	"go.uber.org/goleak"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -52,11 +55,11 @@ type gateRig struct {
 	gate    *Gate
 	store   *store.SQLite
 	disp    *recorder
-	replies []Outbound
+	replies []bridges.Outbound
 	now     time.Time
 }
 
-func newGateRig(t *testing.T, access Access) *gateRig {
+func newGateRig(t *testing.T, access bridges.Access) *gateRig {
 	t.Helper()
 	st, err := store.Open(t.Context(), t.TempDir())
 	if err != nil {
@@ -67,22 +70,22 @@ func newGateRig(t *testing.T, access Access) *gateRig {
 	n := 0
 	r.gate = &Gate{
 		Channel: "telegram", AccountID: "default", Access: access, Pairing: st, Dispatch: r.disp,
-		Reply:   func(_ context.Context, out Outbound) error { r.replies = append(r.replies, out); return nil },
+		Reply:   func(_ context.Context, out bridges.Outbound) error { r.replies = append(r.replies, out); return nil },
 		History: &GroupHistory{}, Now: func() time.Time { return r.now },
 		NewCode: func() string { n++; return fmt.Sprintf("CODE%04d", n) },
 	}
 	return r
 }
 
-func dmFrom(id, text string) Inbound {
-	return Inbound{Message: &core.Inbound{
+func dmFrom(id, text string) bridges.Inbound {
+	return bridges.Inbound{Message: &core.Inbound{
 		ChatType: core.ChatDirect, Body: text, Sender: core.Sender{ID: id, Name: "User " + id},
 		Route: core.Route{Channel: "telegram", To: id},
 	}}
 }
 
 func TestGatePairsUnknownSenderOnce(t *testing.T) {
-	r := newGateRig(t, Access{})
+	r := newGateRig(t, bridges.Access{})
 	ctx := t.Context()
 	for range 3 {
 		if err := r.gate.Submit(ctx, dmFrom("42", "hello?")); err != nil {
@@ -118,7 +121,7 @@ func TestGatePairsUnknownSenderOnce(t *testing.T) {
 }
 
 func TestGatePairingCapAndExpiry(t *testing.T) {
-	r := newGateRig(t, Access{})
+	r := newGateRig(t, bridges.Access{})
 	ctx := t.Context()
 	for i := range 5 {
 		if err := r.gate.Submit(ctx, dmFrom(fmt.Sprint(100+i), "hi")); err != nil {
@@ -142,10 +145,10 @@ func TestGatePairingCapAndExpiry(t *testing.T) {
 }
 
 func TestGateGroupHistoryFeedsNextMention(t *testing.T) {
-	r := newGateRig(t, Access{Groups: map[string]GroupRule{"-100": {}}})
+	r := newGateRig(t, bridges.Access{Groups: map[string]bridges.GroupRule{"-100": {}}})
 	ctx := t.Context()
-	msg := func(id, text string, mentioned bool) Inbound {
-		return Inbound{
+	msg := func(id, text string, mentioned bool) bridges.Inbound {
+		return bridges.Inbound{
 			Message: &core.Inbound{
 				ChatType: core.ChatGroup, Body: text, MessageID: id, WasMentioned: mentioned,
 				Sender: core.Sender{ID: "7", Name: "Bob"}, Route: core.Route{Channel: "telegram", To: "-100"},
@@ -184,13 +187,13 @@ func TestGateGroupHistoryFeedsNextMention(t *testing.T) {
 }
 
 func TestGateReportsState(t *testing.T) {
-	var changes []State
-	tr := NewTracker("telegram", "default", nil, func(s Status) { changes = append(changes, s.State) })
+	var changes []bridges.State
+	tr := bridges.NewTracker("telegram", "default", nil, func(s bridges.Status) { changes = append(changes, s.State) })
 	g := &Gate{Channel: "telegram", Tracker: tr}
-	g.State(StateConnected, nil)
-	g.State(StateTransientDisconnect, fmt.Errorf("network down"))
-	g.State(StateTransientDisconnect, fmt.Errorf("still down"))
-	if st := tr.Status(); st.State != StateTransientDisconnect || st.LastError != "still down" {
+	g.State(bridges.StateConnected, nil)
+	g.State(bridges.StateTransientDisconnect, fmt.Errorf("network down"))
+	g.State(bridges.StateTransientDisconnect, fmt.Errorf("still down"))
+	if st := tr.Status(); st.State != bridges.StateTransientDisconnect || st.LastError != "still down" {
 		t.Errorf("status = %+v", st)
 	}
 	if len(changes) != 2 {
@@ -203,12 +206,12 @@ func TestGateLogsStateChangesOnce(t *testing.T) {
 	g := &Gate{Channel: "telegram", Log: slog.New(slog.NewTextHandler(&buf, nil))}
 	// A poller reports connected after every poll; the log wants changes.
 	for range 5 {
-		g.State(StateConnected, nil)
+		g.State(bridges.StateConnected, nil)
 	}
-	g.State(StateTransientDisconnect, fmt.Errorf("network down"))
-	g.State(StateTransientDisconnect, fmt.Errorf("network down"))
-	g.State(StateTransientDisconnect, fmt.Errorf("still down"))
-	g.State(StateConnected, nil)
+	g.State(bridges.StateTransientDisconnect, fmt.Errorf("network down"))
+	g.State(bridges.StateTransientDisconnect, fmt.Errorf("network down"))
+	g.State(bridges.StateTransientDisconnect, fmt.Errorf("still down"))
+	g.State(bridges.StateConnected, nil)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{"state=connected", "err=\"network down\"", "err=\"still down\"", "state=connected"}
 	if len(lines) != len(want) {
@@ -222,10 +225,10 @@ func TestGateLogsStateChangesOnce(t *testing.T) {
 }
 
 func TestGateSystemEventsFollowThePolicy(t *testing.T) {
-	r := newGateRig(t, Access{Groups: map[string]GroupRule{"-100": {}}})
+	r := newGateRig(t, bridges.Access{Groups: map[string]bridges.GroupRule{"-100": {}}})
 	ctx := t.Context()
-	group := func(id string) Inbound {
-		return Inbound{
+	group := func(id string) bridges.Inbound {
+		return bridges.Inbound{
 			Message: &core.Inbound{
 				SessionKey: core.SessionKey("agent:main:telegram:group:" + id), ChatType: core.ChatGroup,
 				Sender: core.Sender{ID: "7"}, Route: core.Route{Channel: "telegram", To: id},
@@ -235,7 +238,7 @@ func TestGateSystemEventsFollowThePolicy(t *testing.T) {
 	}
 	// An allowlisted group passes without a mention; another group and an
 	// unpaired DM sender do not.
-	for _, msg := range []Inbound{group("-100"), group("-200"), dmFrom("99", "")} {
+	for _, msg := range []bridges.Inbound{group("-100"), group("-200"), dmFrom("99", "")} {
 		if err := r.gate.SystemEvent(ctx, msg, "Message edited.", "edit:1"); err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +253,7 @@ func TestGateSystemEventsFollowThePolicy(t *testing.T) {
 }
 
 func TestGateNoticeGoesToTheMainSessionTrusted(t *testing.T) {
-	r := newGateRig(t, Access{})
+	r := newGateRig(t, bridges.Access{})
 	if err := r.gate.Notice(t.Context(), "ops", "WhatsApp connected as +15550001111.", "whatsapp:connected"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bridges
+package channels
 
 import (
 	"context"
@@ -7,37 +7,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/switchboardhq/switchboard/bridges"
+
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/queue"
 )
-
-// ReplyToMode decides which chunks of a reply are sent as native replies
-// to the message being answered (openclaw-facts §5.5).
-type ReplyToMode string
-
-// The reply-to modes.
-const (
-	// ReplyOff: never reply natively (the default, as in OpenClaw for
-	// Telegram, Slack and Discord).
-	ReplyOff ReplyToMode = "off"
-	// ReplyFirst: the first message of the answer replies.
-	ReplyFirst ReplyToMode = "first"
-	// ReplyAll: every message of the answer replies.
-	ReplyAll ReplyToMode = "all"
-	// ReplyBatched: reply only when the turn answered several queued
-	// messages, to make clear which one.
-	ReplyBatched ReplyToMode = "batched"
-)
-
-var replyToModes = []ReplyToMode{ReplyOff, ReplyFirst, ReplyAll, ReplyBatched}
-
-// EnumValues lists the accepted values, for the JSON Schema.
-func (ReplyToMode) EnumValues() []string { return enumStrings(replyToModes) }
-
-// UnmarshalText accepts a mode in any case; empty means ReplyOff.
-func (m *ReplyToMode) UnmarshalText(b []byte) error {
-	return unmarshalEnum(m, replyToModes, "replyToMode", b)
-}
 
 // Router delivers the dispatcher's replies and notices to the bridge that
 // owns their route's channel and account (queue.Deliverer). Deliveries for
@@ -46,7 +20,7 @@ func (m *ReplyToMode) UnmarshalText(b []byte) error {
 type Router struct {
 	// Ledger makes reply delivery idempotent across crashes; nil sends
 	// without recording.
-	Ledger Ledger
+	Ledger bridges.Ledger
 	// Fallback takes deliveries no bridge owns; nil makes them an error.
 	Fallback queue.Deliverer
 
@@ -58,32 +32,18 @@ type Router struct {
 }
 
 type routed struct {
-	bridge Bridge
-	RouteOptions
-}
-
-// RouteOptions are how replies for one bridge are threaded and prefixed.
-type RouteOptions struct {
-	// Mode is the bridge's replyToMode.
-	Mode ReplyToMode
-	// ByChatType overrides Mode for direct, group or channel chats
-	// (Slack's replyToModeByChatType).
-	ByChatType map[core.ChatType]ReplyToMode
-	// OffIgnoresTags makes "off" disable reply tags too, as Slack's does;
-	// elsewhere [[reply_to_*]] tags work even in "off".
-	OffIgnoresTags bool
-	// Prefix is put before each reply's text ("" for none).
-	Prefix string
+	bridge bridges.Bridge
+	bridges.RouteOptions
 }
 
 // Add registers a bridge with its reply-to mode and response prefix
 // (prepended to each reply's text; "" for none).
-func (r *Router) Add(b Bridge, mode ReplyToMode, responsePrefix string) {
-	r.AddWith(b, RouteOptions{Mode: mode, Prefix: responsePrefix})
+func (r *Router) Add(b bridges.Bridge, mode bridges.ReplyToMode, responsePrefix string) {
+	r.AddWith(b, bridges.RouteOptions{Mode: mode, Prefix: responsePrefix})
 }
 
 // AddWith registers a bridge with its route options.
-func (r *Router) AddWith(b Bridge, o RouteOptions) {
+func (r *Router) AddWith(b bridges.Bridge, o bridges.RouteOptions) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.bridges == nil {
@@ -143,27 +103,8 @@ func (r *Router) route(ctx context.Context, channel, accountID string) (routed, 
 	}
 }
 
-// modeFor is the reply-to mode for a delivery in session key.
-func (o RouteOptions) modeFor(key core.SessionKey) ReplyToMode {
-	if len(o.ByChatType) == 0 {
-		return o.Mode
-	}
-	kind := core.ChatDirect
-	parsed, _ := core.ParseSessionKey(string(key))
-	switch parsed.Kind {
-	case core.SessionKindGroup:
-		kind = core.ChatGroup
-	case core.SessionKindChannel:
-		kind = core.ChatChannel
-	}
-	if m, ok := o.ByChatType[kind]; ok && m != "" {
-		return m
-	}
-	return o.Mode
-}
-
 // Bridge returns the bridge for a channel and account, if any.
-func (r *Router) Bridge(channel, accountID string) (Bridge, bool) {
+func (r *Router) Bridge(channel, accountID string) (bridges.Bridge, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	rt, ok := r.bridges[routeKey(channel, accountID)]
@@ -190,8 +131,8 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		}
 		return fmt.Errorf("bridges: no bridge for channel %q (account %q)", d.Route.Channel, d.Route.AccountID)
 	}
-	mode := rt.modeFor(d.SessionKey)
-	tags := !rt.OffIgnoresTags || (mode != "" && mode != ReplyOff)
+	mode := rt.ModeFor(d.SessionKey)
+	tags := !rt.OffIgnoresTags || (mode != "" && mode != bridges.ReplyOff)
 	for i, p := range d.Replies {
 		text := p.Text
 		if rt.Prefix != "" && strings.TrimSpace(text) != "" {
@@ -201,19 +142,19 @@ func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
 		if p.MediaURL != "" {
 			media = append([]string{p.MediaURL}, media...)
 		}
-		out := Outbound{Route: d.Route, SessionKey: d.SessionKey, Text: text, MediaURLs: media}
+		out := bridges.Outbound{Route: d.Route, SessionKey: d.SessionKey, Text: text, MediaURLs: media}
 		switch {
 		case tags && p.ReplyToID != "":
-			out.ReplyToMessageID = MessageID(p.ReplyToID)
+			out.ReplyToMessageID = bridges.MessageID(p.ReplyToID)
 		case tags && p.ReplyToCurrent:
-			out.ReplyToMessageID = MessageID(d.ReplyToMessageID) // [[reply_to_current]]
-		case mode == ReplyAll, mode == ReplyFirst:
-			if mode == ReplyAll || i == 0 {
-				out.ReplyToMessageID = MessageID(d.ReplyToMessageID)
+			out.ReplyToMessageID = bridges.MessageID(d.ReplyToMessageID) // [[reply_to_current]]
+		case mode == bridges.ReplyAll, mode == bridges.ReplyFirst:
+			if mode == bridges.ReplyAll || i == 0 {
+				out.ReplyToMessageID = bridges.MessageID(d.ReplyToMessageID)
 			}
-		case mode == ReplyBatched:
+		case mode == bridges.ReplyBatched:
 			if d.Batched && i == 0 {
-				out.ReplyToMessageID = MessageID(d.ReplyToMessageID)
+				out.ReplyToMessageID = bridges.MessageID(d.ReplyToMessageID)
 			}
 		}
 		if r.Ledger != nil && d.RunID != "" {

@@ -1,4 +1,4 @@
-package bridges
+package channels
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/bridges"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/queue"
@@ -17,11 +19,13 @@ type presenceBridge struct {
 	log []string
 }
 
-func (*presenceBridge) Name() string                                       { return "whatsapp" }
-func (*presenceBridge) AccountID() string                                  { return "default" }
-func (*presenceBridge) Start(context.Context, Sink) error                  { return nil }
-func (*presenceBridge) Deliver(context.Context, Outbound) (Receipt, error) { return Receipt{}, nil }
-func (*presenceBridge) Status() Status                                     { return Status{} }
+func (*presenceBridge) Name() string                              { return "whatsapp" }
+func (*presenceBridge) AccountID() string                         { return "default" }
+func (*presenceBridge) Start(context.Context, bridges.Sink) error { return nil }
+func (*presenceBridge) Deliver(context.Context, bridges.Outbound) (bridges.Receipt, error) {
+	return bridges.Receipt{}, nil
+}
+func (*presenceBridge) Status() bridges.Status { return bridges.Status{} }
 
 func (b *presenceBridge) Typing(_ context.Context, r core.Route) error {
 	b.mu.Lock()
@@ -46,7 +50,7 @@ func (b *presenceBridge) calls() []string {
 func TestTypingStopperClearedWhenTheRunEnds(t *testing.T) {
 	b := &presenceBridge{}
 	r := &Router{}
-	r.Add(b, ReplyOff, "")
+	r.Add(b, bridges.ReplyOff, "")
 	ty := &Typing{Router: r, Interval: time.Hour}
 	info := queue.RunInfo{RunID: "r1", Route: core.Route{Channel: "whatsapp", AccountID: "default", To: "ada"}}
 	ty.RunStarted(info)
