@@ -10,15 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges/bridgetest"
 	"github.com/switchboardhq/switchboard/bridges/discord/discordtest"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
-	"github.com/switchboardhq/switchboard/internal/tb"
 )
 
 // platforms are the in-process fakes the child's bridges connect to.
 type platforms struct {
-	host     *tb.Host
+	host     *bridgetest.Host
 	telegram *telegramtest.Server
 	slack    *slacktest.Server
 	discord  *discordtest.Server
@@ -29,7 +29,7 @@ type platforms struct {
 // startPlatforms starts the fakes; onReply (nil for none) sees the text
 // of every message the bot sends on any of them.
 func startPlatforms(log io.Writer, onReply func(text string)) *platforms {
-	h := &tb.Host{W: log}
+	h := &bridgetest.Host{W: log}
 	var tg []telegramtest.Option
 	var sl []slacktest.Option
 	var dc []discordtest.Option

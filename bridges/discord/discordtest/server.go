@@ -104,9 +104,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/tb"
-
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
+
 )
 
 // Defaults of a Server made without options.
@@ -195,7 +194,7 @@ type Server struct {
 	// BotUser is the bot's own user.
 	BotUser User
 
-	t          tb.TB
+	t          bridgetest.TB
 	rest       *httptest.Server
 	gw         *httptest.Server
 	client     *http.Client
@@ -233,7 +232,7 @@ type storedMessage struct {
 // New starts a fake Discord that is closed when the test ends. Closing
 // drops the gateway connections that are still open; close the client
 // first (register its Cleanup after New) so it does not try to reconnect.
-func New(t tb.TB, opts ...Option) *Server {
+func New(t bridgetest.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := config{
 		token:      DefaultToken,

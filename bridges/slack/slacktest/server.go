@@ -41,9 +41,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/tb"
-
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
+
 )
 
 // Tokens a Server accepts unless WithBotToken or WithAppToken say otherwise.
@@ -112,7 +111,7 @@ type Server struct {
 	// Identity is the workspace, app and bot user the fake plays.
 	Identity Identity
 
-	t            tb.TB
+	t            bridgetest.TB
 	srv          *httptest.Server
 	clock        func() time.Time
 	pingInterval time.Duration
@@ -167,7 +166,7 @@ type fault struct {
 // Socket Mode connections without a disconnect message, so stop clients
 // first (register their cleanup after New) to keep them from reconnecting
 // into a closed server.
-func New(t tb.TB, opts ...Option) *Server {
+func New(t bridgetest.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := config{botToken: DefaultBotToken, appToken: DefaultAppToken, clock: time.Now, pingInterval: 5 * time.Second}
 	for _, o := range opts {

@@ -29,9 +29,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/internal/tb"
-
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
+
 )
 
 // DefaultToken is the bot token a Server accepts unless WithToken says
@@ -76,7 +75,7 @@ type Server struct {
 	// BotUser is the bot's own user, returned by getMe.
 	BotUser User
 
-	t             tb.TB
+	t             bridgetest.TB
 	srv           *httptest.Server
 	clock         func() time.Time
 	closing       chan struct{}
@@ -226,7 +225,7 @@ type Call struct {
 // New starts a fake Bot API server that is closed when the test ends. Closing
 // ends pending long polls first, so a client still polling does not hold the
 // test up.
-func New(t tb.TB, opts ...Option) *Server {
+func New(t bridgetest.TB, opts ...Option) *Server {
 	t.Helper()
 	cfg := config{token: DefaultToken, clock: time.Now}
 	for _, o := range opts {

@@ -1,7 +1,4 @@
-// Package tb lets the platform fakes (telegramtest, slacktest, discordtest)
-// run outside tests: they need only TB, which *testing.T satisfies, and a
-// program such as the load tool uses Host.
-package tb
+package bridgetest
 
 import (
 	"fmt"
@@ -10,8 +7,10 @@ import (
 	"sync/atomic"
 )
 
-// TB is what a fake needs of its test: report a problem and register
-// cleanups.
+// TB is what a platform fake needs of its owner: report a problem and
+// register cleanups. *testing.T satisfies it; a program that runs fakes
+// outside tests (a load tool, an embedding program's demo) uses Host.
+// Implementations are safe for concurrent use.
 type TB interface {
 	// Helper marks the caller as a helper (a no-op outside tests).
 	Helper()
