@@ -2,14 +2,9 @@ package queue
 
 import (
 	"context"
-	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 )
-
-// pruneEvery is how often finished journal rows older than Retention are
-// deleted.
-const pruneEvery = time.Hour
 
 // Stop stops intake (Submit returns ErrStopped), lets active runs finish
 // until ctx ends, then cancels the rest, and flushes the journal. Messages
@@ -25,10 +20,6 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	d.stopping = true
 	for _, s := range d.sessions {
 		s.stopTimersLocked()
-	}
-	if d.prune != nil {
-		d.prune.Stop()
-		d.prune = nil
 	}
 	d.mu.Unlock()
 
@@ -113,25 +104,4 @@ func (d *Dispatcher) Stats() Stats {
 		}
 	}
 	return st
-}
-
-// schedulePruneLocked arms the next journal prune.
-func (d *Dispatcher) schedulePruneLocked() {
-	d.prune = d.clock.AfterFunc(pruneEvery, func() {
-		d.mu.Lock()
-		if d.stopping {
-			d.mu.Unlock()
-			return
-		}
-		d.bgWG.Add(1)
-		d.schedulePruneLocked()
-		d.mu.Unlock()
-		defer d.bgWG.Done()
-		cutoff := d.clock.Now().Add(-d.opts.Retention).UnixMilli()
-		if n, err := d.deps.Journal.PruneJournal(d.baseCtx, cutoff); err != nil {
-			d.log.Warn("journal prune failed", "err", err)
-		} else if n > 0 {
-			d.log.Debug("journal pruned", "rows", n)
-		}
-	})
 }

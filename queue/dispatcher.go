@@ -114,9 +114,6 @@ type Options struct {
 	// InterruptWait is how long interrupt mode waits for the aborted run to
 	// end before telling the user it is still shutting down. Zero: 10s.
 	InterruptWait time.Duration
-	// Retention keeps finished journal rows (and so their dedupe keys) this
-	// long. Zero: 24h, as long as a platform may redeliver.
-	Retention time.Duration
 	// Clock is the time source; nil means SystemClock.
 	Clock Clock
 	// Logger receives the dispatcher's logs; nil discards them.
@@ -238,7 +235,6 @@ type Dispatcher struct {
 	sessions  map[core.SessionKey]*session
 	overrides map[core.SessionKey]Override
 	runs      map[*run]struct{}
-	prune     Timer
 }
 
 // New builds a dispatcher. It does no IO; Start loads its state.
@@ -254,9 +250,6 @@ func New(opts Options, deps Deps) (*Dispatcher, error) {
 	}
 	if opts.InterruptWait <= 0 {
 		opts.InterruptWait = 10 * time.Second
-	}
-	if opts.Retention <= 0 {
-		opts.Retention = 24 * time.Hour
 	}
 	newID := opts.NewRunID
 	if newID == nil {
@@ -382,9 +375,6 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		}
 		d.accept(&item{id: e.ID, rec: rec, settings: d.settings(&rec), queuedAt: d.clock.Now()}, false)
 	}
-	d.mu.Lock()
-	d.schedulePruneLocked()
-	d.mu.Unlock()
 	return nil
 }
 

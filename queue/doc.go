@@ -49,7 +49,10 @@
 //
 // A platform may deliver a message twice. Besides the store's durable
 // dedupe, the dispatcher remembers recently queued messages for five
-// minutes (RecentIDs, keyed by DedupeKey) and ignores a second copy.
+// minutes (RecentIDs, keyed by DedupeKey) and ignores a second copy. The
+// durable dedupe keys live as long as their journal entries, which the
+// dispatcher never deletes: the store's maintenance job
+// (store.Maintenance) prunes finished entries after a day.
 //
 // # System events
 //

@@ -13,12 +13,12 @@ import (
 // Journal is the durable record the dispatcher writes through: every
 // accepted message, its run, and the run's outcome, plus the per-session
 // queue settings. *store.SQLite implements it (see store.Journal and
-// store.QueueSettings for each method's contract).
+// store.QueueSettings for each method's contract). Deleting old rows is not
+// the dispatcher's job: store.Maintenance prunes the journal.
 type Journal interface {
 	ApplyJournal(ctx context.Context, b *store.JournalBatch) ([]store.JournalAccept, error)
 	PendingJournal(ctx context.Context) ([]store.JournalEntry, error)
 	UndeliveredOutcomes(ctx context.Context) ([]store.RunOutcome, error)
-	PruneJournal(ctx context.Context, before int64) (int64, error)
 	AllQueueSettings(ctx context.Context) (map[core.SessionKey]json.RawMessage, error)
 	PutQueueSettings(ctx context.Context, key core.SessionKey, v json.RawMessage) error
 }

@@ -81,12 +81,17 @@ func (s *SQLite) Record(ctx context.Context, key, messageID string) error {
 	return nil
 }
 
-// PruneLedger removes ledger rows older than before (Unix ms) and returns
-// how many went.
+// sqlPruneLedger deletes at most ?2 ledger rows recorded before ?1 (unix
+// ms). INDEXED BY pins the index on created_at, so a prune never scans the
+// table.
+const sqlPruneLedger = `DELETE FROM outbound_ledger WHERE rowid IN (
+	SELECT rowid FROM outbound_ledger INDEXED BY outbound_ledger_created WHERE created_at < ?1 LIMIT ?2)`
+
+// PruneLedger removes ledger rows recorded before the cutoff (unix ms) and
+// returns how many went. Like [SQLite.PruneJournal] it deletes in short
+// transactions of at most pruneChunk rows, so a week of busy deliveries
+// never holds the writer for long; if it fails or ctx ends part way, what
+// it deleted so far stays deleted and is counted.
 func (s *SQLite) PruneLedger(ctx context.Context, before int64) (int64, error) {
-	res, err := s.writer.ExecContext(ctx, `DELETE FROM outbound_ledger WHERE created_at < ?`, before)
-	if err != nil {
-		return 0, fmt.Errorf("store: prune outbound ledger: %w", err)
-	}
-	return res.RowsAffected()
+	return s.pruneChunked(ctx, "outbound ledger", sqlPruneLedger, before)
 }

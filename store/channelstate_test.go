@@ -66,3 +66,29 @@ func TestOutboundLedger(t *testing.T) {
 		t.Errorf("prune = %d, %v", n, err)
 	}
 }
+
+// TestPruneLedgerChunks prunes more ledger rows than one chunk deletes and
+// keeps the rows recorded at or after the cutoff.
+func TestPruneLedgerChunks(t *testing.T) {
+	ctx := t.Context()
+	s := openStore(t, t.TempDir())
+	const total = 2*pruneChunk + 17
+	// One statement, not total Records: the rows' age is what matters here.
+	if _, err := s.writer.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO outbound_ledger (key, message_id, created_at) SELECT 'old:' || i, 'm', 1000 FROM n`, total); err != nil {
+		t.Fatal(err)
+	}
+	fixedClock(s, 2000)
+	if err := s.Record(ctx, "new:0:0", "m"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneLedger(ctx, 2000); n != total || err != nil {
+		t.Fatalf("PruneLedger = %d, %v; want %d", n, err, total)
+	}
+	if _, ok, _ := s.Sent(ctx, "new:0:0"); !ok {
+		t.Error("the row recorded at the cutoff was pruned")
+	}
+	if _, ok, _ := s.Sent(ctx, "old:1"); ok {
+		t.Error("an old row survived")
+	}
+}

@@ -3,9 +3,9 @@
 // of their own. Today that is the sessions index, the inbound journal with
 // the outcomes of runs, per-session queue settings, and the gateway's device
 // identity state (paired devices, pairing requests, device tokens) with its
-// generated shared token, and chat platforms' DM pairing codes and approved
-// senders; later issues add channel offsets, the outbound delivery ledger
-// and cron state on the same mechanism.
+// generated shared token, chat platforms' DM pairing codes and approved
+// senders, the bridges' stream positions (channel offsets) and outbound
+// delivery ledger, and cron and scheduler state.
 //
 // # Where it lives
 //
@@ -81,11 +81,21 @@
 // the model. A non-empty dedupe key is unique among the rows that exist, so a
 // platform redelivery is reported as a duplicate instead of accepted twice;
 // [Journal.PruneJournal] removes finished rows once redelivery is no longer
-// possible (the dispatcher keeps them 24 hours).
+// possible ([Maintenance] keeps them 24 hours).
 //
 // All of a [JournalBatch] is one transaction, so the dispatcher can commit
 // many messages' writes together (group commit); that, not the speed of one
 // transaction, is what makes thousands of messages a second possible.
+//
+// # Maintenance
+//
+// Rows that have served their purpose are deleted by one job, [Maintenance],
+// which the daemon runs whatever bridges are configured: finished journal
+// entries (and with them their dedupe keys) and delivered outcomes after a
+// day, outbound ledger rows after a week. It prunes once when it starts and
+// then every hour, through the [Pruner] interface, in transactions of at
+// most a thousand rows so the dispatcher's commits interleave with it. A
+// pass that fails is logged and retried at the next one.
 //
 // # Devices and pairing
 //

@@ -168,8 +168,9 @@ type Journal interface {
 	// PruneJournal deletes done and dropped entries, and delivered outcomes,
 	// last updated before the cutoff (unix ms), and returns how many rows
 	// went. Entries must stay at least as long as the platform may redeliver
-	// (the dispatcher keeps 24 h), so DedupeKey still catches redeliveries;
-	// once an entry is pruned its dedupe key can be appended again.
+	// ([Maintenance] keeps them 24 h by default), so DedupeKey still catches
+	// redeliveries; once an entry is pruned its dedupe key can be appended
+	// again.
 	PruneJournal(ctx context.Context, before int64) (int64, error)
 }
 
@@ -941,8 +942,9 @@ func (s *SQLite) UndeliveredOutcomes(ctx context.Context) ([]RunOutcome, error) 
 }
 
 // pruneChunk is how many rows one pruning transaction deletes at most. The
-// writer is shared with the dispatcher's group commits, so a large prune is
-// cut into short transactions they can interleave with.
+// writer is shared with the dispatcher's group commits and the bridges'
+// ledger writes, so a large prune is cut into short transactions they can
+// interleave with.
 const pruneChunk = 1000
 
 // PruneJournal deletes done and dropped entries, and delivered outcomes, last
@@ -951,25 +953,31 @@ const pruneChunk = 1000
 // the writer for long; if it fails or ctx ends part way, what it deleted so
 // far stays deleted and is counted.
 func (s *SQLite) PruneJournal(ctx context.Context, before int64) (int64, error) {
+	entries, err := s.pruneChunked(ctx, "journal entries", sqlPruneEntries, before)
+	if err != nil {
+		return entries, err
+	}
+	outcomes, err := s.pruneChunked(ctx, "run outcomes", sqlPruneOutcomes, before)
+	return entries + outcomes, err
+}
+
+// pruneChunked runs query, a DELETE of at most ?2 rows older than ?1, until
+// it deletes fewer than pruneChunk rows, and returns how many went in all.
+// Each run is its own transaction; what a failed run leaves is counted.
+func (s *SQLite) pruneChunked(ctx context.Context, what, query string, before int64) (int64, error) {
 	var total int64
-	for _, q := range []struct{ what, sql string }{
-		{"journal entries", sqlPruneEntries},
-		{"run outcomes", sqlPruneOutcomes},
-	} {
-		for {
-			res, err := s.writer.ExecContext(ctx, q.sql, before, pruneChunk)
-			if err != nil {
-				return total, fmt.Errorf("store: prune %s: %w", q.what, err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return total, fmt.Errorf("store: prune %s: %w", q.what, err)
-			}
-			total += n
-			if n < pruneChunk {
-				break
-			}
+	for {
+		res, err := s.writer.ExecContext(ctx, query, before, pruneChunk)
+		if err != nil {
+			return total, fmt.Errorf("store: prune %s: %w", what, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("store: prune %s: %w", what, err)
+		}
+		total += n
+		if n < pruneChunk {
+			return total, nil
 		}
 	}
-	return total, nil
 }

@@ -633,7 +633,8 @@ func TestPruneJournalChunks(t *testing.T) {
 }
 
 // TestJournalQueryPlans checks that the hot and the large queries use their
-// indexes, so none turns into a table scan as the journal grows.
+// indexes, so none turns into a table scan as the journal (or the outbound
+// ledger) grows.
 func TestJournalQueryPlans(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	for _, tc := range []struct {
@@ -654,6 +655,7 @@ func TestJournalQueryPlans(t *testing.T) {
 		{sqlUndelivered, "run_outcomes_undelivered", nil},
 		{sqlPruneEntries, "journal_prune", []any{1, 5}},
 		{sqlPruneOutcomes, "run_outcomes_prune", []any{1, 5}},
+		{sqlPruneLedger, "outbound_ledger_created", []any{1, 5}},
 	} {
 		q := tc.query
 		rows, err := s.reader.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, tc.args...)
@@ -671,7 +673,8 @@ func TestJournalQueryPlans(t *testing.T) {
 		}
 		rows.Close()
 		joined := strings.Join(plan, "; ")
-		tableScan := slices.Contains(plan, "SCAN journal") || slices.Contains(plan, "SCAN run_outcomes")
+		tableScan := slices.Contains(plan, "SCAN journal") || slices.Contains(plan, "SCAN run_outcomes") ||
+			slices.Contains(plan, "SCAN outbound_ledger")
 		if !strings.Contains(joined, tc.index) || strings.Contains(joined, "TEMP B-TREE") || tableScan {
 			t.Errorf("plan of %s:\n  %s\nwant index %s, no table scan, no sort", q, joined, tc.index)
 		}

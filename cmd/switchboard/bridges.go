@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/switchboardhq/switchboard/channels"
 
@@ -25,9 +24,6 @@ import (
 // connection: shown on /readyz, but a platform outage does not make the
 // daemon unready.
 const channelStatePrefix = "channel:"
-
-// ledgerRetention is how long the outbound ledger keeps what was sent.
-const ledgerRetention = 7 * 24 * time.Hour
 
 // bridgeSet runs the configured bridges: each gets a gate, a goroutine
 // owned by the daemon, and a place in the router.
@@ -154,13 +150,6 @@ func wireTelegram(d *daemon, cfg *config.Config, stateDir string, bs *bridgeSet,
 			b, err := telegram.New(opts)
 			if err != nil {
 				return err
-			}
-			// Ledger rows matter only until their delivery is done; keep a
-			// week for the record.
-			if n, err := st().PruneLedger(ctx, time.Now().Add(-ledgerRetention).UnixMilli()); err != nil {
-				bs.log.Warn("outbound ledger prune failed", "err", err)
-			} else if n > 0 {
-				bs.log.Debug("outbound ledger pruned", "rows", n)
 			}
 			bs.router.Add(b, tg.ReplyToMode, tg.ResponsePrefix)
 			gate := gateFor(cfg, b, tg.Access(), b.React, st(), disp(), bs.log)

@@ -133,6 +133,16 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		},
 		func(context.Context) error { return st.Close() },
 	)
+	// Journal, dedupe and ledger pruning, whatever bridges run; it stops
+	// before the store closes.
+	var maint *store.Maintenance
+	d.add("store-maintenance",
+		func(ctx context.Context) error {
+			maint = store.NewMaintenance(st, store.MaintenanceOptions{Logger: log.With("component", "store-maintenance")})
+			return maint.Start(ctx)
+		},
+		func(ctx context.Context) error { return maint.Stop(ctx) },
+	)
 
 	var runner *agent.Runner
 	var disp *queue.Dispatcher
