@@ -250,14 +250,8 @@ func Parse(name string, data []byte, lookup LookupEnv) (*Config, error) {
 		lookup = os.LookupEnv
 	}
 	cfg := Default()
-	positions, errs := decodeYAML(name, data, lookup, &cfg)
-	if positions != nil {
-		c := &checker{file: name, positions: positions}
-		c.walk(reflectValue(&cfg), "")
-		errs = append(errs, c.errs...)
-	}
-	if len(errs) > 0 {
-		return nil, errs.sorted()
+	if errs := decodeAndCheck(name, data, lookup, &cfg); len(errs) > 0 {
+		return nil, errs
 	}
 	return &cfg, nil
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -24,7 +26,18 @@ type enumType interface {
 
 // validator is implemented by configuration structs that check relations
 // between their fields. It returns nil, a *core.FieldError, or several joined
-// with errors.Join.
+// with errors.Join; a FieldError's path is relative to the struct.
+//
+// The checker calls Validate once per struct value that is the value of a
+// key, never on an embedded struct by itself: only the Validate in the
+// outer struct's method set runs. A struct that embeds one with a Validate
+// method and declares none gets that method by Go's promotion, so it runs
+// once, on the outer value; the paths it returns name promoted keys, which
+// are keys of the outer struct, so they resolve against the outer struct's
+// positions. A struct that declares its own Validate hides the embedded
+// one, as does a shallower embedded struct's: the method that runs is then
+// responsible for calling the hidden one. What would run a Validate twice
+// or not at all is refused by fieldsOf (see validateProblem).
 type validator interface {
 	Validate() error
 }
@@ -297,7 +310,7 @@ func (d *decoder) structValue(n ast.Node, v reflect.Value, path string) {
 			d.errorf(mv.Key, joinPath(path, name), "%s", msg)
 			continue
 		}
-		d.value(mv.Value, v.Field(f.index), joinPath(path, name))
+		d.value(mv.Value, v.FieldByIndex(f.index), joinPath(path, name))
 		d.placeAtKey(mv, joinPath(path, name))
 	}
 }
@@ -528,40 +541,184 @@ func describe(n ast.Node) string {
 	return n.Type().String()
 }
 
-// field is one configuration key of a struct.
+// field is one configuration key of a struct: one of its own fields, or a
+// field promoted from a struct it embeds.
 type field struct {
-	name  string
-	index int
-	sf    reflect.StructField
+	name string
+	// index leads from the struct to the field (reflect.Value.FieldByIndex);
+	// a promoted field's index passes through each embedded struct.
+	index []int
+	// sf is the field as declared in owner, with its own tags.
+	sf reflect.StructField
+	// owner is the struct type that declares the field: the outer struct,
+	// or the embedded one a promoted field comes from. fieldDocs keys a
+	// field's doc comment by it.
+	owner reflect.Type
 }
 
 type structFields struct {
 	byName map[string]field
-	list   []field
+	list   []field  // in declaration order, promoted fields where their struct is embedded
 	names  []string // sorted, for suggestions and messages
 }
 
-// fieldsOf lists the keys of a configuration struct: each exported field's
-// json tag name. Fields tagged "-" are not configuration.
+// fieldCache holds fieldsOf's answer per struct type; it never changes, and
+// the decoder asks for it at every mapping.
+var fieldCache sync.Map // reflect.Type → structFields
+
+// fieldsOf lists the keys of a configuration struct by encoding/json's
+// rules, so the file, the JSON the gateway serves (RedactedJSON) and the
+// JSON Schema name every key alike:
+//
+//   - each exported field is a key named by its json tag, else by its Go
+//     name; a field tagged `json:"-"` is not configuration;
+//   - a struct embedded without a json name (`bridges.Common`, tagged or
+//     not with options such as ",omitempty") is no key of its own: its keys
+//     are promoted into the outer struct, recursively. The embedded type may
+//     be unexported as long as the fields are exported;
+//   - where several fields have one key, the shallowest wins (an outer
+//     field shadows a promoted one); at equal depth a tagged field wins,
+//     and otherwise the key is ambiguous and, as in encoding/json, none of
+//     them is configuration;
+//   - an embedded field with a json name is an ordinary key.
+//
+// Embedding a pointer to a struct is refused with a panic naming the field:
+// a nil embedded pointer has no fields to decode into or read, and a
+// Validate method promoted through it panics when called. Embed by value.
+// fieldsOf also panics when the checker could not call an embedded type's
+// Validate method exactly once (see validateProblem).
+// Both are mistakes in the Go types, not in a file; Schema walks every
+// struct type of Config, so its tests find them before a release does.
 func fieldsOf(t reflect.Type) structFields {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.(structFields)
+	}
+	fs := collectFields(t)
+	if msg := validateProblem(t, t); msg != "" {
+		panic(msg)
+	}
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+// collectFields is fieldsOf without the cache: a breadth-first walk through
+// the embedded structs, then encoding/json's choice of the dominant field
+// for each key.
+func collectFields(t reflect.Type) structFields {
+	type level struct {
+		typ   reflect.Type
+		index []int
+	}
+	type candidate struct {
+		field
+		depth  int
+		tagged bool
+	}
+	var found []candidate
+	next := []level{{typ: t}}
+	for depth := 0; len(next) > 0; depth++ {
+		current := next
+		next = nil
+		for _, l := range current {
+			for i := range l.typ.NumField() {
+				sf := l.typ.Field(i)
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				index := append(append(make([]int, 0, len(l.index)+1), l.index...), i)
+				if sf.Anonymous && name == "" {
+					switch {
+					case sf.Type.Kind() == reflect.Struct:
+						next = append(next, level{typ: sf.Type, index: index})
+						continue
+					case sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct:
+						panic(fmt.Sprintf("config: %s embeds %s; embed %s by value (a nil embedded pointer has no keys to decode into), or give the field a json name", l.typ, sf.Type, sf.Type.Elem()))
+					}
+				}
+				// An unexported field cannot be set, nor an unexported
+				// embedded type that is not promoted (a string type, say).
+				if !sf.IsExported() {
+					continue
+				}
+				c := candidate{field: field{name: name, index: index, sf: sf, owner: l.typ}, depth: depth, tagged: name != ""}
+				if c.name == "" {
+					c.name = sf.Name
+				}
+				found = append(found, c)
+			}
+		}
+	}
+	// Keep the dominant field of each key: the shallowest, then the tagged
+	// one; a tie leaves the key out.
+	sort.SliceStable(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		if a.depth != b.depth {
+			return a.depth < b.depth
+		}
+		return a.tagged && !b.tagged
+	})
 	fs := structFields{byName: map[string]field{}}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if !sf.IsExported() {
-			continue
+	for i := 0; i < len(found); {
+		j := i + 1
+		for j < len(found) && found[j].name == found[i].name {
+			j++
 		}
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
+		first := found[i]
+		if j == i+1 || found[i+1].depth != first.depth || found[i+1].tagged != first.tagged {
+			fs.list = append(fs.list, first.field)
 		}
-		if name == "" {
-			name = sf.Name
-		}
-		f := field{name: name, index: i, sf: sf}
-		fs.byName[name] = f
-		fs.list = append(fs.list, f)
-		fs.names = append(fs.names, name)
+		i = j
+	}
+	sort.Slice(fs.list, func(i, j int) bool { return slices.Compare(fs.list[i].index, fs.list[j].index) < 0 })
+	for _, f := range fs.list {
+		fs.byName[f.name] = f
+		fs.names = append(fs.names, f.name)
 	}
 	sort.Strings(fs.names)
 	return fs
+}
+
+// validatorType is the interface of structs with a Validate method.
+var validatorType = reflect.TypeFor[validator]()
+
+// validateProblem explains why the checker could not run exactly once the
+// Validate method of each type embedded in t, or returns "". t is outer or
+// a struct whose keys are promoted into outer. Go promotes an embedded
+// type's Validate to outer, which the checker calls (see validator), so:
+//
+//   - an embedded type that is a key of its own (named by a json tag, or
+//     not a struct) would have its Validate called twice: as the key's
+//     value and, promoted, as outer's. Whether outer declares its own
+//     Validate instead is not visible to reflection, so this is refused
+//     either way; a named field does the same without the promotion.
+//   - a Validate promoted from a struct whose keys are promoted is lost
+//     when outer has none at all: two embedded structs at one depth both
+//     have one, or a field named Validate shadows it.
+func validateProblem(outer, t reflect.Type) string {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if !sf.Anonymous || tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name != "" || sf.Type.Kind() != reflect.Struct {
+			if sf.IsExported() && sf.Type.Implements(validatorType) {
+				return fmt.Sprintf("config: %s embeds %s, a key with a Validate method that Go also promotes to %s, so it would run twice; make it a named field", outer, sf.Type, outer)
+			}
+			continue
+		}
+		if sf.Type.Implements(validatorType) && !outer.Implements(validatorType) {
+			return fmt.Sprintf("config: %s embeds %s, whose Validate method %s does not get (two embedded structs have one, or a field is named Validate); declare Validate on %s and call each embedded one from it", outer, sf.Type, outer, outer)
+		}
+		if msg := validateProblem(outer, sf.Type); msg != "" {
+			return msg
+		}
+	}
+	return ""
 }

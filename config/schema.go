@@ -15,7 +15,7 @@ const SchemaURI = "https://json-schema.org/draft/2020-12/schema"
 // default from Default(). Editors use it for completion; the gateway serves
 // it as config.schema.
 func Schema() ([]byte, error) {
-	root := schemaOf(reflect.TypeFor[Config](), reflect.ValueOf(Default()))
+	root := schemaOf(reflect.TypeFor[Config](), reflect.ValueOf(Default()), fieldDocs)
 	root["$schema"] = SchemaURI
 	root["title"] = "Switchboard configuration"
 	if doc := fieldDocs[typeKey(reflect.TypeFor[Config]())]; doc != "" {
@@ -27,8 +27,11 @@ func Schema() ([]byte, error) {
 func typeKey(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
 
 // schemaOf builds the schema of t. def holds the default value of this
-// position when there is one (invalid otherwise).
-func schemaOf(t reflect.Type, def reflect.Value) map[string]any {
+// position when there is one (invalid otherwise); docs holds the doc
+// comments, keyed as fieldDocs is. Keys promoted from an embedded struct
+// are properties of the outer object, as they are keys of the outer
+// mapping in the file.
+func schemaOf(t reflect.Type, def reflect.Value, docs map[string]string) map[string]any {
 	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool {
 		// An optional switch: null (or leaving it out) means unset, which
 		// inherits (agents.list overrides) or takes the default.
@@ -53,10 +56,12 @@ func schemaOf(t reflect.Type, def reflect.Value) map[string]any {
 		for _, f := range fieldsOf(t).list {
 			var fdef reflect.Value
 			if def.IsValid() {
-				fdef = def.Field(f.index)
+				fdef = def.FieldByIndex(f.index)
 			}
-			fs := schemaOf(f.sf.Type, fdef)
-			if doc := fieldDocs[typeKey(t)+"."+f.sf.Name]; doc != "" {
+			fs := schemaOf(f.sf.Type, fdef, docs)
+			// A promoted field's words are those of the embedded type
+			// that declares it, whichever struct embeds it.
+			if doc := docs[typeKey(f.owner)+"."+f.sf.Name]; doc != "" {
 				fs["description"] = doc
 			}
 			if fdef.IsValid() && !fdef.IsZero() && isLeaf(f.sf.Type) {
@@ -71,9 +76,9 @@ func schemaOf(t reflect.Type, def reflect.Value) map[string]any {
 		}
 		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), reflect.Value{})}
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), reflect.Value{}, docs)}
 	case reflect.Slice, reflect.Array:
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), reflect.Value{})}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), reflect.Value{}, docs)}
 	case reflect.String:
 		return map[string]any{"type": "string"}
 	case reflect.Bool:

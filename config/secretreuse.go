@@ -64,24 +64,10 @@ func collectSecrets(v reflect.Value, path string, secret bool, out *[]secretFiel
 			*out = append(*out, secretField{path: path, value: v.String()})
 		}
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			p := name
-			if path != "" {
-				p = path + "." + name
-			}
-			collectSecrets(v.Field(i), p, secret || f.Tag.Get("config") == "secret", out)
+		// The keys the decoder knows, promoted ones included, so a secret
+		// in an embedded struct is named by the path the file uses.
+		for _, f := range fieldsOf(v.Type()).list {
+			collectSecrets(v.FieldByIndex(f.index), joinPath(path, f.name), secret || f.sf.Tag.Get("config") == "secret", out)
 		}
 	case reflect.Map:
 		keys := v.MapKeys()

@@ -42,6 +42,12 @@ type secretScalar struct {
 // aliases and merge keys as the decoder does. Problems other than invalid
 // YAML (unknown keys, wrong types) are not reported here; Parse does that.
 func secretScalars(name string, data []byte) ([]secretScalar, Errors) {
+	return secretScalarsOf(name, data, reflect.TypeFor[Config]())
+}
+
+// secretScalarsOf is secretScalars for a file that holds a root, the type
+// whose keys and secret tags say where the secrets are.
+func secretScalarsOf(name string, data []byte, root reflect.Type) ([]secretScalar, Errors) {
 	d, body, errs := parseDocument(name, data)
 	if errs != nil {
 		return nil, errs
@@ -50,7 +56,7 @@ func secretScalars(name string, data []byte) ([]secretScalar, Errors) {
 		return nil, nil
 	}
 	w := &secretWalker{d: d}
-	w.walk(body, reflect.TypeFor[Config](), "", false)
+	w.walk(body, root, "", false)
 	return w.found, nil
 }
 
@@ -375,7 +381,13 @@ func quoteYAML(s string) string {
 // set replaced by Redacted, whatever its source: after ${VAR} expansion a
 // value from the environment is as secret as one written in the file.
 func (c *Config) RedactedJSON() (json.RawMessage, error) {
-	b, err := json.Marshal(c)
+	return redactedJSON(c)
+}
+
+// redactedJSON is RedactedJSON for v, a pointer to any configuration
+// struct: the JSON encoding of *v with its secrets redacted.
+func redactedJSON(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("config: encode: %w", err)
 	}
@@ -385,14 +397,16 @@ func (c *Config) RedactedJSON() (json.RawMessage, error) {
 	if err := dec.Decode(&tree); err != nil {
 		return nil, fmt.Errorf("config: encode: %w", err)
 	}
-	out, err := json.Marshal(redactTree(tree, reflect.TypeFor[Config](), false))
+	out, err := json.Marshal(redactTree(tree, reflect.TypeOf(v), false))
 	if err != nil {
 		return nil, fmt.Errorf("config: encode: %w", err)
 	}
 	return out, nil
 }
 
-// redactTree redacts the JSON form v of a value of type t.
+// redactTree redacts the JSON form v of a value of type t. encoding/json
+// promotes an embedded struct's keys as fieldsOf does, so a secret there is
+// found under its promoted key.
 func redactTree(v any, t reflect.Type, secret bool) any {
 	if secret {
 		return redactAll(v)

@@ -11,6 +11,22 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
+// decodeAndCheck decodes data onto out, a pointer to a configuration struct
+// that holds the defaults, and checks the result: Parse for any struct.
+// It returns every problem, in file order.
+func decodeAndCheck(name string, data []byte, lookup LookupEnv, out any) Errors {
+	positions, errs := decodeYAML(name, data, lookup, out)
+	if positions != nil {
+		c := &checker{file: name, positions: positions}
+		c.walk(reflectValue(out), "")
+		errs = append(errs, c.errs...)
+	}
+	if len(errs) > 0 {
+		return errs.sorted()
+	}
+	return nil
+}
+
 // checker walks a decoded configuration and reports range violations
 // (`min`/`max` struct tags) and the problems found by each struct's Validate
 // method, placing each at the position the key had in the file.
@@ -38,6 +54,10 @@ func (c *checker) at(path, msg string) {
 	c.errs = append(c.errs, e)
 }
 
+// walk checks v, found at path, and everything beneath it. A struct's
+// promoted fields are checked as its own keys, and the embedded struct that
+// holds them is not walked as a value, so its Validate runs only as the
+// outer value's (see validator).
 func (c *checker) walk(v reflect.Value, path string) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -47,7 +67,7 @@ func (c *checker) walk(v reflect.Value, path string) {
 		return
 	case reflect.Struct:
 		for _, f := range fieldsOf(v.Type()).list {
-			fv := v.Field(f.index)
+			fv := v.FieldByIndex(f.index)
 			p := joinPath(path, f.name)
 			c.bounds(fv, f.sf, p)
 			c.walk(fv, p)

@@ -22,6 +22,9 @@ import (
 // Generate renders the Go source of the config package's fieldDocs map:
 // the doc comment of every struct type reachable from root and of each of
 // its fields, keyed "<package path>.<Type>" and "<package path>.<Type>.<Field>".
+// A struct embedded without a json name is reachable too, though it is no
+// key: its fields are keys of the struct that embeds it, and are documented
+// under the embedded type, once for every struct that embeds it.
 // moduleDir is the module's root directory and modulePath its import path;
 // types outside the module are skipped. A reachable field or struct type
 // without a doc comment is an error naming it.
@@ -96,10 +99,32 @@ func (g *gen) visit(t reflect.Type) {
 		for _, n := range f.Names {
 			fieldDoc[n.Name] = doc
 		}
+		if len(f.Names) == 0 {
+			fieldDoc[embeddedName(f.Type)] = doc
+		}
 	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		if !sf.IsExported() || strings.HasPrefix(sf.Tag.Get("json"), "-") {
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		if name, _, _ := strings.Cut(tag, ","); sf.Anonymous && name == "" {
+			switch {
+			case sf.Type.Kind() == reflect.Struct:
+				// Its fields are keys of t, documented under the
+				// embedded type (the schema looks there), so the
+				// embedded type is visited even when unexported.
+				g.visit(sf.Type)
+				continue
+			case sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct:
+				if g.err == nil {
+					g.err = fmt.Errorf("docgen: %s.%s embeds %s; the config decoder refuses an embedded pointer, embed it by value", short, sf.Name, sf.Type)
+				}
+				continue
+			}
+		}
+		if !sf.IsExported() {
 			continue
 		}
 		if doc := fieldDoc[sf.Name]; doc != "" {
@@ -109,6 +134,24 @@ func (g *gen) visit(t reflect.Type) {
 		}
 		g.visit(sf.Type)
 	}
+}
+
+// embeddedName is the field name Go gives an embedded field of type expr:
+// the type's name without package, pointer or type arguments.
+func embeddedName(expr ast.Expr) string {
+	switch e := expr.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	case *ast.StarExpr:
+		return embeddedName(e.X)
+	case *ast.IndexExpr:
+		return embeddedName(e.X)
+	case *ast.IndexListExpr:
+		return embeddedName(e.X)
+	}
+	return ""
 }
 
 func shortName(t reflect.Type) string {
