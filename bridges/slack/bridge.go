@@ -11,8 +11,6 @@ import (
 	"time"
 
 	slackapi "github.com/slack-go/slack"
-	"github.com/slack-go/slack/slackevents"
-	"github.com/slack-go/slack/socketmode"
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/markup"
 	"github.com/switchboardhq/switchboard/core"
@@ -21,6 +19,9 @@ import (
 // DefaultChunkLimit is the longest message sent in one piece
 // (openclaw-facts §5.3).
 const DefaultChunkLimit = markup.SlackLimit
+
+// defaultAuthTimeout bounds one auth.test call.
+const defaultAuthTimeout = 30 * time.Second
 
 // Options configure a Bridge.
 type Options struct {
@@ -64,6 +65,15 @@ type Options struct {
 	// After waits out rate limits on the clock of Now; nil means
 	// time.After.
 	After func(time.Duration) <-chan time.Time
+	// Backoff paces the retries of auth.test and of Socket Mode
+	// connections after transient failures; the zero value is 1 s
+	// doubling to 60 s, its jitter narrowed to the top fifth of each step
+	// (bridges.NarrowJitter). A rate limit's Retry-After, when longer,
+	// wins.
+	Backoff bridges.Backoff
+	// Sleep waits between retries; nil means a timer (bridges.Sleep).
+	// Tests make time virtual with it.
+	Sleep func(ctx context.Context, d time.Duration) bool
 }
 
 // Bridge is the Slack bridge, in Socket Mode or over HTTP. Build it with
@@ -80,6 +90,10 @@ type Bridge struct {
 	// has its answer before its 3 s timeout even when the journal is
 	// stuck.
 	httpBudget time.Duration
+	// authTimeout bounds one auth.test: the default HTTP client has no
+	// timeout, and a network that drops packets would otherwise hold
+	// Start in its first attempt for good.
+	authTimeout time.Duration
 
 	mu    sync.Mutex
 	botID string // the bot's user id, from auth.test
@@ -124,6 +138,12 @@ func New(opts Options) (*Bridge, error) {
 	if opts.MaxMediaBytes <= 0 {
 		opts.MaxMediaBytes = bridges.DefaultMaxMediaBytes
 	}
+	if opts.Sleep == nil {
+		opts.Sleep = bridges.Sleep
+	}
+	if opts.Backoff.Rand == nil {
+		opts.Backoff.Rand = bridges.NarrowJitter
+	}
 	mentions, err := bridges.NewMentions(opts.MentionPatterns)
 	if err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
@@ -135,9 +155,10 @@ func New(opts Options) (*Bridge, error) {
 	return &Bridge{
 		mediaClient: bridges.MediaClient(opts.MediaClient, opts.MaxMediaBytes),
 		opts:        opts, api: slackapi.New(opts.BotToken, apiOpts...), mentions: mentions,
-		tracker:    bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
-		pace:       newPacer(opts.Now, opts.After),
-		httpBudget: defaultHTTPBudget,
+		tracker:     bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
+		pace:        newPacer(opts.Now, opts.After),
+		httpBudget:  defaultHTTPBudget,
+		authTimeout: defaultAuthTimeout,
 	}, nil
 }
 
@@ -167,9 +188,12 @@ func terminal(err error) bool {
 	return strings.Contains(err.Error(), "invalid_auth") || strings.Contains(err.Error(), "account_inactive")
 }
 
-// Start implements bridges.Bridge: auth.test, then Socket Mode until ctx
-// ends. invalid_auth and account_inactive are terminal; everything else
-// reconnects (the socketmode client backs off by itself).
+// Start implements bridges.Bridge: auth.test, then Socket Mode (or the
+// Events API over HTTP) until ctx ends. A token Slack refuses ends it with
+// StateBadCredentials, and a listen address that cannot be bound with
+// StateFailed; every other failure (Slack unreachable, 5xx, rate limits,
+// a lost connection) is reported as StateTransientDisconnect and tried
+// again after Options.Backoff, for as long as ctx lasts.
 func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 	b.setState(sink, bridges.StateStarting, nil)
 	defer func() {
@@ -177,18 +201,21 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			b.setState(sink, bridges.StateStopped, nil)
 		}
 	}()
-	auth, err := b.api.AuthTestContext(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if terminal(err) {
-			err = fmt.Errorf("slack refused the bot token (%w); check channels.slack.botToken", err)
-			b.setState(sink, bridges.StateBadCredentials, err)
+	var events *eventServer
+	if h := b.opts.HTTP; h != nil && h.Listen != "" {
+		// Bound before auth.test: a wrong address is the owner's to fix,
+		// and it should say so at once rather than after an outage.
+		var err error
+		if events, err = b.listen(ctx); err != nil {
+			err = fmt.Errorf("slack: cannot listen on %s (%w); check channels.slack.http.listen", h.Listen, err)
+			b.setState(sink, bridges.StateFailed, err)
 			return err
 		}
-		b.setState(sink, bridges.StateTransientDisconnect, err)
-		return err
+		defer events.stop()
+	}
+	auth, err := b.authTest(ctx, sink)
+	if auth == nil {
+		return err // nil when ctx ended
 	}
 	b.mu.Lock()
 	b.botID, b.team, b.sink = auth.UserID, auth.TeamID, sink
@@ -199,98 +226,51 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		b.mu.Unlock()
 	}()
 	if b.opts.HTTP != nil {
-		return b.serveHTTP(ctx, sink)
+		return b.serveHTTP(ctx, sink, events)
 	}
+	return b.runSocket(ctx, sink)
+}
 
-	smc := socketmode.New(b.api, socketmode.OptionLog(discardLogger{}))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runErr := make(chan error, 1)
-	go func() { runErr <- smc.RunContext(ctx) }()
-	// Acks are sent off this loop (see event); they end with ctx.
-	var acks sync.WaitGroup
-	defer acks.Wait()
-	// Events are journaled by one worker, in the order they came, while
-	// this loop keeps reading: a socket left unread while the journal is
-	// busy is closed by Slack, and what was in flight comes back only as
-	// retries, out of order (the 1,000 messages/s run reordered that way).
-	backlog := make(chan socketmode.Event, socketBacklog)
-	worker := make(chan struct{})
-	go func() {
-		defer close(worker)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case evt := <-backlog:
-				b.event(ctx, smc, sink, evt, &acks)
-			}
+// authTest calls auth.test until Slack answers, which names the bot. A
+// refused token is terminal: StateBadCredentials, and the error is
+// returned. Any other failure is reported as StateTransientDisconnect and
+// retried after the backoff. It returns nil, nil when ctx ends.
+func (b *Bridge) authTest(ctx context.Context, sink bridges.Sink) (*slackapi.AuthTestResponse, error) {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, b.authTimeout)
+		auth, err := b.api.AuthTestContext(actx)
+		cancel()
+		if err == nil {
+			return auth, nil
 		}
-	}()
-	defer func() { <-worker }()
-	defer cancel()
-	for {
-		select {
-		case err := <-runErr:
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err != nil && terminal(err) {
-				err = fmt.Errorf("slack refused the app token (%w); check channels.slack.appToken", err)
-				b.setState(sink, bridges.StateBadCredentials, err)
-				return err
-			}
-			return err
-		case evt := <-smc.Events:
-			if evt.Type != socketmode.EventTypeEventsAPI {
-				b.event(ctx, smc, sink, evt, &acks)
-				continue
-			}
-			select {
-			case backlog <- evt:
-			case <-ctx.Done():
-			}
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		err = b.redact(err)
+		if terminal(err) {
+			err = fmt.Errorf("slack refused the bot token (%w); check channels.slack.botToken", err)
+			b.setState(sink, bridges.StateBadCredentials, err)
+			return nil, err
+		}
+		delay := b.retryDelay(attempt, err)
+		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("slack: auth.test: %w", err))
+		b.opts.Log.Warn("slack: auth.test failed; retrying", "err", err, "in", delay)
+		if !b.opts.Sleep(ctx, delay) {
+			return nil, nil
 		}
 	}
 }
 
-// socketBacklog is how many received events may wait for the journal;
-// past it the socket is read no faster than they are journaled.
-const socketBacklog = 4096
-
-// event handles one Socket Mode event; an events_api envelope is acked
-// only after the sink has taken its message. The ack is sent on its own
-// goroutine: slack-go queues it for a writer that, when a write fails,
-// blocks on the Events channel this loop drains, so an ack sent from the
-// loop could wait forever (the 3,000-session load stalled that way).
-func (b *Bridge) event(ctx context.Context, smc *socketmode.Client, sink bridges.Sink, evt socketmode.Event, acks *sync.WaitGroup) {
-	switch evt.Type {
-	case socketmode.EventTypeConnected:
-		b.setState(sink, bridges.StateConnected, nil)
-	case socketmode.EventTypeConnectionError, socketmode.EventTypeDisconnect:
-		if ctx.Err() != nil {
-			return // shutting down: the bridge is stopping, not failing
-		}
-		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("slack socket mode: %s", evt.Type))
-	case socketmode.EventTypeInvalidAuth:
-		b.setState(sink, bridges.StateBadCredentials, errors.New("slack refused the app token (invalid_auth)"))
-	case socketmode.EventTypeEventsAPI:
-		outer, ok := evt.Data.(slackevents.EventsAPIEvent)
-		if !ok || evt.Request == nil {
-			return
-		}
-		if err := b.handle(ctx, sink, outer); err != nil {
-			// Not acked: Slack delivers the envelope again.
-			b.opts.Log.Warn("slack: event not accepted; Slack will retry", "err", b.redact(err))
-			return
-		}
-		id := evt.Request.EnvelopeID
-		acks.Add(1)
-		go func() {
-			defer acks.Done()
-			_ = smc.AckCtx(ctx, id, nil)
-		}()
+// retryDelay is the wait before retry number attempt after err: the
+// backoff's delay, or Slack's Retry-After when err is a rate limit that
+// asks for longer.
+func (b *Bridge) retryDelay(attempt int, err error) time.Duration {
+	d := b.opts.Backoff.Delay(attempt)
+	var rl *slackapi.RateLimitedError
+	if errors.As(err, &rl) && rl.RetryAfter > d {
+		d = rl.RetryAfter
 	}
+	return d
 }
 
 // redact removes the bridge's tokens from an error's text; the chain
@@ -320,8 +300,3 @@ type redactedError struct {
 
 func (e redactedError) Error() string { return e.msg }
 func (e redactedError) Unwrap() error { return e.err }
-
-// discardLogger silences the socketmode client's own log.
-type discardLogger struct{}
-
-func (discardLogger) Output(int, string) error { return nil }

@@ -1,14 +1,25 @@
 // Package slack is the Slack bridge, on github.com/slack-go/slack.
 //
 // Events arrive over Socket Mode (app token xapp-…; auth.test with the bot
-// token first, invalid_auth and account_inactive terminal) or, with
-// HTTPOptions (channels.slack.mode: http), over HTTP: each request's
-// signature is checked (VerifySignature), url_verification is answered,
-// and the handling of an event is bounded so Slack gets its answer before
-// its 3 s timeout. Either way a delivery is acknowledged only after the
-// sink took its message, with the event_id as the durable dedupe key, so
-// a retry is processed like a first attempt and the journal drops it if
-// the first got through.
+// token first) or, with HTTPOptions (channels.slack.mode: http), over
+// HTTP: each request's signature is checked (VerifySignature),
+// url_verification is answered, and the handling of an event is bounded
+// so Slack gets its answer before its 3 s timeout. Either way a delivery
+// is acknowledged only after the sink took its message, with the event_id
+// as the durable dedupe key, so a retry is processed like a first attempt
+// and the journal drops it if the first got through.
+//
+// Start keeps the bridges contract through outages (bridge.go,
+// socket.go): a failed auth.test (Slack unreachable, 5xx, rate limited,
+// no answer within 30 s) and a failed Socket Mode connection are reported
+// as StateTransientDisconnect and retried after Options.Backoff (1 s
+// doubling to 60 s, jittered; a longer Retry-After wins); a connection
+// that stayed up a minute starts the backoff over. slack-go reopens a
+// dropped connection at once by itself; a failed attempt ends its run,
+// and the bridge paces the next. Only a token Slack refuses (invalid_auth,
+// not_authed, account_inactive, token_revoked…: StateBadCredentials) or
+// an HTTP listener that cannot be bound or later breaks (StateFailed)
+// ends Start early, with an error.
 //
 // Messages are normalized into bridges.Inbound (inbound.go): DMs by user
 // under dmScope, group DMs as groups, channels as channels, true thread

@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -107,33 +106,58 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// serveHTTP serves Listen until ctx ends.
-func (b *Bridge) serveHTTP(ctx context.Context, sink bridges.Sink) error {
-	h := b.opts.HTTP
-	if h.Listen == "" {
-		b.setState(sink, bridges.StateConnected, nil)
-		<-ctx.Done()
-		return nil
-	}
+// eventServer serves the Events API path on HTTPOptions.Listen.
+type eventServer struct {
+	addr string
+	srv  *http.Server
+	done chan struct{} // closed when Serve has returned
+	err  error         // what Serve returned; read after done
+}
+
+// listen binds HTTPOptions.Listen and serves the events path there at
+// once; until Start has the bot's identity, ServeHTTP answers 503 and
+// Slack retries.
+func (b *Bridge) listen(ctx context.Context) (*eventServer, error) {
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", h.Listen)
+	ln, err := lc.Listen(ctx, "tcp", b.opts.HTTP.Listen)
 	if err != nil {
-		err = fmt.Errorf("slack: http.listen %s: %w", h.Listen, err)
-		b.setState(sink, bridges.StateTransientDisconnect, err)
-		return err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(b.WebhookPath(), b)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	b.setState(sink, bridges.StateConnected, nil)
-	<-ctx.Done()
+	es := &eventServer{addr: b.opts.HTTP.Listen, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan struct{})}
+	go func() {
+		defer close(es.done)
+		es.err = es.srv.Serve(ln)
+	}()
+	return es, nil
+}
+
+// stop shuts the server down, giving requests in flight a few seconds.
+func (es *eventServer) stop() {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(sctx)
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+	_ = es.srv.Shutdown(sctx)
+	<-es.done
+}
+
+// serveHTTP receives events over HTTP until ctx ends: on es, or, when
+// es is nil (no Listen), through the handler the embedding program
+// mounted. Serve returns early only when the listener itself breaks (it
+// rides out temporary accept errors), which the owner has to look into:
+// StateFailed.
+func (b *Bridge) serveHTTP(ctx context.Context, sink bridges.Sink, es *eventServer) error {
+	b.setState(sink, bridges.StateConnected, nil)
+	if es == nil {
+		<-ctx.Done()
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-es.done:
+		err := fmt.Errorf("slack: the events listener on %s stopped (%w); check channels.slack.http.listen", es.addr, es.err)
+		b.setState(sink, bridges.StateFailed, err)
 		return err
 	}
-	return nil
 }

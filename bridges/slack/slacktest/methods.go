@@ -52,7 +52,19 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply, err := s.call(r.PathValue("method"), p)
-	if err != nil {
+	switch {
+	case err != nil && err.cut:
+		cutConnection(w)
+		return
+	case err != nil && err.stall:
+		// Until the client gives up, or the server closes (close cancels
+		// s.ctx before it waits for handlers).
+		select {
+		case <-r.Context().Done():
+		case <-s.ctx.Done():
+		}
+		return
+	case err != nil:
 		writeAPIError(w, err)
 		return
 	}
@@ -68,7 +80,14 @@ func (s *Server) call(name string, p *params) (map[string]any, *apiError) {
 	s.changes.Changed()
 	if f := s.faults[name]; len(f) > 0 {
 		s.faults[name] = f[1:]
-		if f[0].retryAfter > 0 {
+		switch {
+		case f[0].cut:
+			return nil, &apiError{cut: true}
+		case f[0].stall:
+			return nil, &apiError{stall: true}
+		case f[0].status != 0:
+			return nil, &apiError{status: f[0].status}
+		case f[0].retryAfter > 0:
 			return nil, &apiError{status: http.StatusTooManyRequests, code: f[0].errCode, retryAfter: f[0].retryAfter}
 		}
 		return nil, slackError(f[0].errCode)
@@ -96,10 +115,26 @@ func (s *Server) call(name string, p *params) (map[string]any, *apiError) {
 }
 
 func writeAPIError(w http.ResponseWriter, e *apiError) {
+	if e.status >= 500 {
+		http.Error(w, http.StatusText(e.status), e.status)
+		return
+	}
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
 	}
 	writeJSON(w, e.status, map[string]any{"ok": false, "error": e.code})
+}
+
+// cutConnection closes the connection under w without a response.
+func cutConnection(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "connection cannot be cut", http.StatusInternalServerError)
+		return
+	}
+	if conn, _, err := hj.Hijack(); err == nil {
+		_ = conn.Close()
+	}
 }
 
 func (s *Server) authTest(*params) (map[string]any, *apiError) {

@@ -25,11 +25,15 @@ type params struct {
 	values      map[string]string
 }
 
-// apiError is an {"ok":false} reply; status is 200 unless rate limited.
+// apiError is an {"ok":false} reply; status is 200 unless rate limited or
+// a server error. cut and stall are the network failures of CutNext and
+// StallNext: no reply at all.
 type apiError struct {
 	status     int
 	code       string
 	retryAfter int
+	cut        bool
+	stall      bool
 }
 
 func slackError(code string) *apiError { return &apiError{status: http.StatusOK, code: code} }

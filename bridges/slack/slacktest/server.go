@@ -23,10 +23,13 @@
 //
 // A test reads what the bot did with Sent, Reactions, Uploads and Calls,
 // waits with WaitSent or WaitFor, and injects failures with FailNext and
-// RateLimitNext. The fake checks what breaks bots in production: tokens of
-// the wrong type, empty and over-long messages, invalid blocks and reaction
-// names, edits of messages that do not exist or are not the bot's. It does
-// not model membership, permissions or real rate limits.
+// RateLimitNext (Slack's answers), ServerErrorNext (an outage's 5xx),
+// CutNext and StallNext (a network that fails) and DropConnections (a
+// Socket Mode connection lost). The fake checks what breaks bots in
+// production: tokens of the wrong type, empty and over-long messages,
+// invalid blocks and reaction names, edits of messages that do not exist
+// or are not the bot's. It does not model membership, permissions or real
+// rate limits.
 package slacktest
 
 import (
@@ -159,7 +162,10 @@ type reactionKey struct{ channel, ts, name string }
 
 type fault struct {
 	errCode    string
-	retryAfter int // > 0: HTTP 429
+	retryAfter int  // > 0: HTTP 429
+	status     int  // >= 500: that HTTP status, an outage page instead of JSON
+	cut        bool // close the connection without a reply
+	stall      bool // no reply until the client gives up
 }
 
 // New starts a fake Slack that is closed when the test ends. Closing drops
@@ -317,6 +323,35 @@ func (s *Server) FailNext(method, errCode string) {
 // without side effects. slack-go reports it as *slack.RateLimitedError.
 func (s *Server) RateLimitNext(method string, retryAfter int) {
 	s.addFault(method, fault{errCode: "ratelimited", retryAfter: max(retryAfter, 1)})
+}
+
+// ServerErrorNext makes the next call of method answer HTTP status (a 5xx,
+// such as 503 during an outage) with a plain-text page instead of JSON, as
+// Slack's edge does, without side effects. slack-go reports it as
+// slack.StatusCodeError. A status outside 500–599 fails the test and
+// queues nothing.
+func (s *Server) ServerErrorNext(method string, status int) {
+	s.t.Helper()
+	if status < 500 || status > 599 {
+		s.t.Errorf("slacktest: ServerErrorNext(%q, %d): want a 5xx status", method, status)
+		return
+	}
+	s.addFault(method, fault{status: status})
+}
+
+// CutNext makes the next call of method end in a network error: the
+// server reads the request, then closes the connection without a reply and
+// without acting on it.
+func (s *Server) CutNext(method string) {
+	s.addFault(method, fault{cut: true})
+}
+
+// StallNext makes the next call of method never answer: the server holds
+// the request, without acting on it, until the client gives up (its
+// context ends or its timeout passes) or the server closes. It stands for
+// a network that drops packets instead of refusing them.
+func (s *Server) StallNext(method string) {
+	s.addFault(method, fault{stall: true})
 }
 
 func (s *Server) addFault(method string, f fault) {

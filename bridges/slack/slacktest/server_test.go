@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -374,6 +375,35 @@ func TestFailNextAndRateLimit(t *testing.T) {
 	s.FailNext("auth.test", "invalid_auth")
 	wantError(t, s, "auth.test", nil, "invalid_auth")
 	mustCall(t, s, "auth.test", nil)
+}
+
+func TestNetworkFaults(t *testing.T) {
+	s := New(t)
+	ctx := t.Context()
+	params := map[string]any{"channel": "C1", "text": "x"}
+	s.ServerErrorNext("chat.postMessage", http.StatusServiceUnavailable)
+	s.CutNext("chat.postMessage")
+	s.StallNext("chat.postMessage")
+
+	if _, status, _, err := post(ctx, s, s.BotToken, "chat.postMessage", params, false); status != http.StatusServiceUnavailable || err == nil {
+		t.Errorf("server error = %d, %v; want 503 with a body that is not JSON", status, err)
+	}
+	if _, _, _, err := post(ctx, s, s.BotToken, "chat.postMessage", params, false); err == nil {
+		t.Error("a cut call answered")
+	}
+	// A stalled call answers nothing until the client gives up.
+	stallCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, _, _, err := post(stallCtx, s, s.BotToken, "chat.postMessage", params, false); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("stalled call = %v, want the client's deadline", err)
+	}
+	mustCall(t, s, "chat.postMessage", params)
+	if n := len(s.Sent()); n != 1 {
+		t.Errorf("faults had side effects: %d sent", n)
+	}
+	if n := len(s.Requests()); n != 4 {
+		t.Errorf("Requests() has %d calls, want 4 (faulted calls are recorded)", n)
+	}
 }
 
 func TestCallsCarryTheClockTime(t *testing.T) {
