@@ -41,15 +41,23 @@ type Logouter interface {
 }
 
 // LoginFlow is a bridge whose account is linked interactively (a QR code
-// or a pairing code on the phone).
+// or a pairing code on the phone) rather than configured with a token. Its
+// methods work whether or not Start runs: a linking started while the
+// bridge is stopped is kept by the store the bridge owns, and the host
+// starts the bridge again once it is linked.
 type LoginFlow interface {
 	// LoginStart begins linking and returns what to show the user (a QR
-	// code's payload, or a phone pairing code).
+	// code's payload, or a phone pairing code). It returns an error that
+	// wraps ErrAlreadyLinked when an account is linked; log it out first.
+	// The linking it begins outlives ctx; a second LoginStart replaces it.
 	LoginStart(ctx context.Context, phone string) (LoginChallenge, error)
 	// LoginWait blocks until the account is linked, the challenge is
 	// replaced (a new QR code: returned with the error ErrLoginRefresh),
-	// or ctx ends.
+	// or ctx ends (its error; the linking goes on for the next call).
 	LoginWait(ctx context.Context) (LoginChallenge, error)
+	// LinkedAccount names the linked account (a phone number), linked
+	// false when none is. It reads the bridge's own store.
+	LinkedAccount(ctx context.Context) (account string, linked bool, err error)
 }
 
 // LoginChallenge is what a user must scan or type to link an account.
@@ -58,6 +66,9 @@ type LoginChallenge struct {
 	QR string
 	// PairingCode is the code to type on the phone, if any.
 	PairingCode string
+	// Instructions tell a person where on the phone the QR code is
+	// scanned or the pairing code typed, in the platform's own words.
+	Instructions string
 	// Linked reports that linking finished; the challenge is spent.
 	Linked bool
 	// Account names the linked account once Linked (a phone number).
@@ -67,6 +78,10 @@ type LoginChallenge struct {
 // ErrLoginRefresh comes back from LoginFlow.LoginWait with a new
 // challenge that replaces the previous one (a fresh QR code).
 var ErrLoginRefresh = errors.New("a new code replaces the previous one")
+
+// ErrAlreadyLinked is wrapped by LoginFlow.LoginStart's error when an
+// account is linked already: log it out first (Logouter).
+var ErrAlreadyLinked = errors.New("an account is already linked")
 
 // WebhookHandler is a bridge that receives platform events over HTTP
 // (Telegram webhooks, Slack's Events API). The daemon mounts Handler at

@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/bridges"
-
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tools"
 	"github.com/switchboardhq/switchboard/queue"
 )
 
-// messageToolSchema is the message tool's parameter schema.
+// messageToolSchema is the message tool's parameter schema; %s is how
+// targets are written, as a JSON string.
 const messageToolSchema = `{"type":"object","properties":{` +
-	`"to":{"type":"string","description":"Where to send: telegram:<chatId> (telegram:-100…:topic:<id> for a forum topic), slack:channel:<id>, slack:user:<id>, discord:channel:<id>, discord:user:<id>, whatsapp:+<number>. Omit to send to the current chat."},` +
+	`"to":{"type":"string","description":%s},` +
 	`"text":{"type":"string","description":"The message, in Markdown."},` +
 	`"mediaUrls":{"type":"array","items":{"type":"string"},"description":"Public http(s) URLs of images or files to attach."}}}`
 
@@ -27,6 +26,12 @@ const messageToolSchema = `{"type":"object","properties":{` +
 type MessageTool struct {
 	// Deliverer is the bridge router.
 	Deliverer queue.Deliverer
+	// Targets reads the to argument's targets (the bridges' registry);
+	// nil allows only the current chat.
+	Targets core.Targets
+	// TargetHelp shows the model how targets are written, in the tool's
+	// description (Registry.TargetHelp).
+	TargetHelp string
 }
 
 var _ tools.Tool = (*MessageTool)(nil)
@@ -35,9 +40,9 @@ var _ tools.Tool = (*MessageTool)(nil)
 func (t *MessageTool) Spec() tools.Spec {
 	return tools.Spec{
 		Name: "message",
-		Description: "Send a message to a chat: another conversation, a channel, or a person on Telegram, Slack, Discord or WhatsApp. " +
+		Description: "Send a message to a chat: another conversation, a channel, or a person on a chat platform the bot is on. " +
 			"Your normal reply already goes to the current chat; use this only to reach somewhere else, or to send media.",
-		Parameters: json.RawMessage(messageToolSchema),
+		Parameters: json.RawMessage(fmt.Sprintf(messageToolSchema, toDescription(t.TargetHelp))),
 	}
 }
 
@@ -63,7 +68,10 @@ func (t *MessageTool) Execute(ctx context.Context, call tools.Call, _ func(tools
 	}
 	route := call.Route
 	if strings.TrimSpace(to) != "" {
-		r, err := bridges.ParseTarget(to)
+		if t.Targets == nil {
+			return tools.Result{}, errors.New("no chat platform is running; omit to to answer in this chat")
+		}
+		r, err := t.Targets.ParseTarget(to)
 		if err != nil {
 			return tools.Result{}, err
 		}
@@ -90,4 +98,14 @@ func describeRoute(r core.Route) string {
 		s += " (thread " + r.ThreadID + ")"
 	}
 	return s
+}
+
+// toDescription describes the to parameter as a JSON string.
+func toDescription(help string) string {
+	d := "Where to send, as <channel>:<chat>"
+	if help != "" {
+		d += ": " + help
+	}
+	b, _ := json.Marshal(d + ". Omit to send to the current chat.")
+	return string(b)
 }

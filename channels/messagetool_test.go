@@ -7,11 +7,17 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/slack"
+	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"github.com/switchboardhq/switchboard/channels"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/tools"
 	"github.com/switchboardhq/switchboard/queue"
 )
+
+// targets are the real bridges' target rules.
+var targets = bridges.Registry{telegram.Descriptor(), slack.Descriptor()}
 
 type sent struct {
 	mu  sync.Mutex
@@ -28,7 +34,7 @@ func (s *sent) Deliver(_ context.Context, d queue.Delivery) error {
 
 func TestMessageTool(t *testing.T) {
 	rec := &sent{}
-	tool := &channels.MessageTool{Deliverer: rec}
+	tool := &channels.MessageTool{Deliverer: rec, Targets: targets}
 	here := core.Route{Channel: "slack", To: "C1"}
 	call := func(args map[string]any) (tools.Result, error) {
 		return tool.Execute(context.Background(), tools.Call{ID: "call_1", Name: "message", Args: args, SessionKey: "agent:main:main", Route: here, SenderIsOwner: true}, nil)
@@ -63,7 +69,7 @@ func TestMessageTool(t *testing.T) {
 	if _, err := call(map[string]any{"to": "telegram:1", "text": "x"}); err == nil || !strings.Contains(err.Error(), "bridge down") {
 		t.Errorf("failed delivery: %v", err)
 	}
-	noRoute := &channels.MessageTool{Deliverer: rec}
+	noRoute := &channels.MessageTool{Deliverer: rec, Targets: targets}
 	if _, err := noRoute.Execute(context.Background(), tools.Call{Args: map[string]any{"text": "x"}}, nil); err == nil || !strings.Contains(err.Error(), "to is required") {
 		t.Errorf("no chat: %v", err)
 	}
@@ -73,7 +79,7 @@ func TestMessageTool(t *testing.T) {
 // send to the chat they are in, and nowhere else.
 func TestMessageToolNonOwner(t *testing.T) {
 	rec := &sent{}
-	tool := &channels.MessageTool{Deliverer: rec}
+	tool := &channels.MessageTool{Deliverer: rec, Targets: targets}
 	here := core.Route{Channel: "telegram", To: "-100"}
 	call := func(args map[string]any) (tools.Result, error) {
 		return tool.Execute(context.Background(), tools.Call{ID: "c", Name: "message", Args: args, SessionKey: "agent:main:telegram:group:-100", Route: here}, nil)

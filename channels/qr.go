@@ -1,4 +1,4 @@
-package whatsapp
+package channels
 
 import (
 	"encoding/base64"
@@ -25,7 +25,7 @@ func RenderQR(w io.Writer, code string) {
 func QRDataURL(code string) (string, error) {
 	c, err := qr.Encode(code, qr.M)
 	if err != nil {
-		return "", fmt.Errorf("whatsapp: encode QR code: %w", err)
+		return "", fmt.Errorf("encode QR code: %w", err)
 	}
 	c.Scale = 6
 	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(c.PNG()), nil

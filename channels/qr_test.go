@@ -1,4 +1,4 @@
-package whatsapp_test
+package channels_test
 
 import (
 	"bytes"
@@ -9,17 +9,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/bridges/whatsapp"
+	"github.com/switchboardhq/switchboard/channels"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// fixedCode is shaped like a WhatsApp pairing QR payload.
+// fixedCode is shaped like a phone-linking QR payload.
 const fixedCode = "2@Xk3p9QvL0aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789+/==,aGVsbG8gd29ybGQgZnJvbSB0aGUgcXI=,c3dpdGNoYm9hcmQ=,dGVzdA=="
 
 func TestRenderQRGolden(t *testing.T) {
 	var buf bytes.Buffer
-	whatsapp.RenderQR(&buf, fixedCode)
+	channels.RenderQR(&buf, fixedCode)
 	golden := filepath.Join("testdata", "qr.golden")
 	if *update {
 		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
@@ -50,15 +50,15 @@ func TestRenderQRGolden(t *testing.T) {
 	}
 	// Deterministic, and different codes draw differently.
 	var again, other bytes.Buffer
-	whatsapp.RenderQR(&again, fixedCode)
-	whatsapp.RenderQR(&other, fixedCode+"x")
+	channels.RenderQR(&again, fixedCode)
+	channels.RenderQR(&other, fixedCode+"x")
 	if !bytes.Equal(again.Bytes(), buf.Bytes()) || bytes.Equal(other.Bytes(), buf.Bytes()) {
 		t.Error("rendering is not a function of the code")
 	}
 }
 
 func TestQRDataURL(t *testing.T) {
-	u, err := whatsapp.QRDataURL(fixedCode)
+	u, err := channels.QRDataURL(fixedCode)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,16 +27,18 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/discord"
 	"github.com/switchboardhq/switchboard/bridges/slack"
 	"github.com/switchboardhq/switchboard/bridges/telegram"
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/tools"
@@ -142,6 +144,25 @@ type ChannelsConfig struct {
 	WhatsApp whatsapp.Config `json:"whatsapp"`
 }
 
+// Section returns the section of channel (its key under channels:) as the
+// bridge package's own type, which a bridge Descriptor's New takes; ok is
+// false when no section has that key. Sections are found by their keys, so
+// a bridge added to ChannelsConfig needs nothing more here.
+func (c ChannelsConfig) Section(channel string) (bridges.Section, bool) {
+	v := reflect.ValueOf(c)
+	f, ok := fieldsOf(v.Type()).byName[channel]
+	if !ok {
+		return nil, false
+	}
+	sec, ok := v.FieldByIndex(f.index).Interface().(bridges.Section)
+	return sec, ok
+}
+
+// Names lists the channel sections' keys, sorted.
+func (c ChannelsConfig) Names() []string {
+	return fieldsOf(reflect.TypeFor[ChannelsConfig]()).names
+}
+
 // MessagesConfig is the `messages:` section of the configuration.
 type MessagesConfig struct {
 	// Queue decides what happens to a message that arrives while its
@@ -224,6 +245,7 @@ func (c Config) Validate() error {
 			ref(fmt.Sprintf("cron.jobs[%d].payload.model", i), j.Payload.Model)
 		}
 	}
+	c.checkTargets(func(path, msg string) { errs = append(errs, core.FieldErrorf(path, msg)) })
 	if err := c.secretReuse(); err != nil {
 		errs = append(errs, err)
 	}
@@ -337,3 +359,31 @@ func expandHome(dir, home string) (string, error) {
 
 // ModulePath is the Go module path of Switchboard.
 const ModulePath = "github.com/switchboardhq/switchboard"
+
+// checkTargets reports heartbeat targets and cron announce channels that
+// name no channel section: a typo there would send alerts nowhere.
+func (c Config) checkTargets(report func(path, msg string)) {
+	names := c.Channels.Names()
+	known := append([]string{core.WebchatChannel}, names...)
+	check := func(path, channel string, also ...string) {
+		if channel == "" || slices.Contains(known, channel) || slices.Contains(also, channel) {
+			return
+		}
+		msg := fmt.Sprintf("%q is not a channel; write %s", channel, strings.Join(append(also, known...), ", "))
+		if s := suggest(channel, append(also, known...)); s != "" {
+			msg = fmt.Sprintf("%q is not a channel (did you mean %q?)", channel, s)
+		}
+		report(path, msg)
+	}
+	check("agents.defaults.heartbeat.target", c.Agents.Defaults.Heartbeat.Target, "none", "last")
+	for i, a := range c.Agents.List {
+		if a.Heartbeat != nil {
+			check(fmt.Sprintf("agents.list[%d].heartbeat.target", i), a.Heartbeat.Target, "none", "last")
+		}
+	}
+	for i, j := range c.Cron.Jobs {
+		if j.Delivery != nil && j.Delivery.Mode == heartbeat.DeliveryAnnounce {
+			check(fmt.Sprintf("cron.jobs[%d].delivery.channel", i), j.Delivery.Channel)
+		}
+	}
+}

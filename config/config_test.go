@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -445,7 +446,7 @@ func TestWhatsAppSection(t *testing.T) {
 	if !wa.Enabled || wa.ReplyToMode != "first" {
 		t.Fatalf("whatsapp = %+v", wa)
 	}
-	acc := wa.Access()
+	acc := wa.Policy()
 	if strings.Join(acc.AllowFrom, ",") != "+15551234567,+442079460958" {
 		t.Errorf("allowFrom = %q, want E.164", acc.AllowFrom)
 	}
@@ -502,5 +503,53 @@ func TestSlackSection(t *testing.T) {
 `, nil)
 	if joined := strings.Join(errorLines(es), "\n"); !strings.Contains(joined, "channels.slack.signingSecret: required in http mode") {
 		t.Errorf("errors = %s", joined)
+	}
+}
+
+// A heartbeat target or a cron job's announce channel must name a channel
+// section (or webchat): a typo would send alerts nowhere. The check knows
+// the sections by their keys, not a list of platforms.
+func TestTargetsNameAChannel(t *testing.T) {
+	es := parseErrors(t, echoProvider+`
+agents:
+  defaults:
+    model: {primary: echo/echo}
+    heartbeat:
+      target: telgram
+      to: "123"
+cron:
+  jobs:
+    - id: j1
+      name: report
+      schedule: {kind: every, everyMs: 60000}
+      payload: {kind: agentTurn, message: hi}
+      delivery: {mode: announce, channel: pager, to: "1"}
+`, env())
+	got := strings.Join(errorLines(es), "\n")
+	for _, want := range []string{
+		`agents.defaults.heartbeat.target: "telgram" is not a channel (did you mean "telegram"?)`,
+		`cron.jobs[0].delivery.channel: "pager" is not a channel; write webchat, discord, slack, telegram, whatsapp`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors:\n%s\nwant a line with %s", got, want)
+		}
+	}
+	cfg := mustParse(t, echoProvider+`
+agents:
+  defaults:
+    model: {primary: echo/echo}
+    heartbeat: {target: slack, to: "channel:C1"}
+`, env())
+	if cfg.Agents.Defaults.Heartbeat.Target != "slack" {
+		t.Errorf("target = %q", cfg.Agents.Defaults.Heartbeat.Target)
+	}
+	if names := cfg.Channels.Names(); !slices.Equal(names, []string{"discord", "slack", "telegram", "whatsapp"}) {
+		t.Errorf("channel sections = %q", names)
+	}
+	if sec, ok := cfg.Channels.Section("slack"); !ok || sec.IsEnabled() {
+		t.Errorf("Section(slack) = %v, %v", sec, ok)
+	}
+	if _, ok := cfg.Channels.Section("pager"); ok {
+		t.Error("Section found a channel that has no section")
 	}
 }

@@ -12,9 +12,9 @@ import (
 // agents.defaults.heartbeat.every says otherwise.
 const DefaultHeartbeatEvery = 30 * time.Minute
 
-// HeartbeatTargets are the fixed values of HeartbeatConfig.Target besides
-// a channel name.
-var heartbeatTargets = []string{"none", "last", "telegram", "slack", "discord", "whatsapp", "webchat"}
+// heartbeatTargets are the values of HeartbeatConfig.Target that are not
+// a bridge's channel; the configuration checks that any other names one.
+var heartbeatTargets = []string{"", "none", "last", WebchatChannel}
 
 // HeartbeatConfig is agents.defaults.heartbeat: the agent's periodic
 // heartbeat turn (openclaw-facts §6.1). The heartbeat prompt runs as a user
@@ -35,12 +35,12 @@ type HeartbeatConfig struct {
 	AckMaxChars int `json:"ackMaxChars,omitempty" min:"0"`
 	// Target is where alerts go: "none" (default: nowhere, they stay in
 	// the transcript and the heartbeat event), "last" (the chat the
-	// heartbeat session last heard from), or a channel ("telegram",
-	// "slack", "discord", "whatsapp") with To.
+	// heartbeat session last heard from), or a channel (a key under
+	// channels:, or "webchat") with To.
 	Target string `json:"target,omitempty"`
-	// To is the chat on Target's channel (a Telegram chat id,
-	// "channel:<id>" or "user:<id>" on Slack and Discord, a WhatsApp phone
-	// number or JID). With target "last" it overrides the chat.
+	// To is the chat on Target's channel, written as in a delivery
+	// target's chat part (see each channel's target forms). With target
+	// "last" it overrides the chat.
 	To string `json:"to,omitempty"`
 	// AccountID picks the bot account on Target's channel; empty means the
 	// default one.
@@ -132,11 +132,8 @@ func (h HeartbeatConfig) Validate() error {
 	if _, err := h.Interval(); err != nil {
 		errs = append(errs, FieldErrorf("every", err.Error()))
 	}
-	if h.Target != "" && !slices.Contains(heartbeatTargets, h.Target) {
-		errs = append(errs, FieldErrorf("target", fmt.Sprintf("%q is not a target; write one of %s", h.Target, strings.Join(heartbeatTargets, ", "))))
-	}
-	if (h.Target == "telegram" || h.Target == "slack" || h.Target == "discord" || h.Target == "whatsapp") && strings.TrimSpace(h.To) == "" {
-		errs = append(errs, FieldErrorf("to", "required when target is a channel: the chat alerts go to (a Telegram chat id, channel:<id> on Slack and Discord, a WhatsApp number)"))
+	if !slices.Contains(heartbeatTargets, h.Target) && strings.TrimSpace(h.To) == "" {
+		errs = append(errs, FieldErrorf("to", "required when target is a channel: the chat alerts go to, written as in a delivery target (the part after \""+h.Target+":\")"))
 	}
 	if h.DirectPolicy != "" && h.DirectPolicy != "allow" && h.DirectPolicy != "block" {
 		errs = append(errs, FieldErrorf("directPolicy", fmt.Sprintf(`%q is not a policy; write "allow" or "block"`, h.DirectPolicy)))

@@ -29,7 +29,7 @@ func TestHeartbeatConfigValidate(t *testing.T) {
 		want string
 	}{
 		{core.HeartbeatConfig{Every: "soon"}, "every:"},
-		{core.HeartbeatConfig{Target: "pager"}, `target: "pager" is not a target`},
+		{core.HeartbeatConfig{Target: "pager"}, "to: required when target is a channel"},
 		{core.HeartbeatConfig{Target: "slack"}, "to: required when target is a channel"},
 		{core.HeartbeatConfig{DirectPolicy: "deny"}, `directPolicy: "deny" is not a policy`},
 		{core.HeartbeatConfig{Model: "cheap"}, "model:"},

@@ -1,12 +1,16 @@
 package core
 
+// WebchatChannel is the channel of conversations in the gateway's web chat
+// and of its clients (chat.send): the one channel that is not a bridge.
+const WebchatChannel = "webchat"
+
 // Route says where a conversation lives on its platform, so replies go back
 // to the same bridge, chat and thread. It is the trusted part of an inbound
 // message's addressing: the bridge derives it from the platform, not from
 // message text.
 type Route struct {
-	// Channel is the bridge name: "telegram", "slack", "discord",
-	// "whatsapp" or "webchat".
+	// Channel is the bridge's channel name (its configuration key under
+	// channels:), or WebchatChannel.
 	Channel string `json:"channel"`
 	// AccountID names the bot account on that channel ("default" for one).
 	AccountID string `json:"accountId,omitempty"`

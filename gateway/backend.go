@@ -25,6 +25,9 @@ type Backend struct {
 	// Deliverer sends the send method's messages to a channel; nil makes
 	// send answer UNAVAILABLE.
 	Deliverer queue.Deliverer
+	// Targets reads send's "<channel>:<chat>" targets; nil reads the
+	// chat as written after the first ":".
+	Targets core.Targets
 	// Config backs config.get, config.schema, config.set and config.patch;
 	// nil makes them answer UNAVAILABLE.
 	Config ConfigService
@@ -130,9 +133,12 @@ type ChannelStatus struct {
 	Label string `json:"label,omitempty"`
 	// AccountID names the bot account.
 	AccountID string `json:"accountId"`
-	// State is "starting", "connected", "reconnecting", "stopped" or
-	// "failed".
+	// State is the bridge's connection state: "starting", "connected",
+	// "transient-disconnect", "conflict", "bad-credentials", "logged-out",
+	// "failed" or "stopped".
 	State string `json:"state"`
+	// StateSince is when State was entered, in Unix ms.
+	StateSince int64 `json:"stateSince,omitempty"`
 	// Configured reports that the account has credentials.
 	Configured bool `json:"configured"`
 	// Running reports that the bridge is started.
@@ -141,6 +147,12 @@ type ChannelStatus struct {
 	Connected bool `json:"connected"`
 	// LastError is the last failure, without secrets.
 	LastError string `json:"lastError,omitempty"`
+	// Restarts counts the times the bridge was started again after a
+	// failure (OpenClaw's reconnectAttempts).
+	Restarts int `json:"reconnectAttempts"`
+	// RetryAt is when the next restart is due, in Unix ms; absent when
+	// none is.
+	RetryAt int64 `json:"retryAt,omitempty"`
 	// LastInboundAt is the last message received, in Unix ms.
 	LastInboundAt int64 `json:"lastInboundAt,omitempty"`
 	// LastOutboundAt is the last message sent, in Unix ms.

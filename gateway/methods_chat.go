@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/prompt"
 	"github.com/switchboardhq/switchboard/core/reply"
@@ -515,7 +514,7 @@ func (s *Server) mSend(ctx context.Context, _ *conn, req protocol.RequestFrame) 
 	}
 	if p.Channel == "" && strings.Contains(p.To, ":") {
 		// A target such as "telegram:-1001234567890:topic:42".
-		r, err := bridges.ParseTarget(p.To)
+		r, err := s.parseTarget(p.To)
 		if err != nil {
 			return nil, invalidParams(req.Method, err.Error())
 		}
@@ -525,7 +524,7 @@ func (s *Server) mSend(ctx context.Context, _ *conn, req protocol.RequestFrame) 
 		}
 	}
 	if p.To == "" || p.Channel == "" {
-		return nil, invalidParams(req.Method, "to and channel are required (or to as a target: telegram:<chatId>[:topic:<id>], slack:channel:<id>, ...)")
+		return nil, invalidParams(req.Method, "to and channel are required (or to as a target: <channel>:<chat>)")
 	}
 	if p.Message == "" && p.MediaURL == "" && len(p.MediaURLs) == 0 {
 		return nil, invalidParams(req.Method, "message or mediaUrl is required")
@@ -557,4 +556,15 @@ func (s *Server) mSend(ctx context.Context, _ *conn, req protocol.RequestFrame) 
 	out := map[string]any{"runId": p.IdempotencyKey, "channel": p.Channel, "to": p.To, "status": "ok"}
 	s.dedupe.put(dk, out)
 	return out, nil
+}
+
+// parseTarget reads send's "<channel>[#<account>]:<chat>" through the
+// backend's Targets, or as written when it has none.
+func (s *Server) parseTarget(target string) (core.Route, error) {
+	if t := s.backend.Load().Targets; t != nil {
+		return t.ParseTarget(target)
+	}
+	channel, chat, _ := strings.Cut(target, ":")
+	channel, account, _ := strings.Cut(channel, "#")
+	return core.Route{Channel: strings.ToLower(channel), AccountID: account, To: chat}, nil
 }

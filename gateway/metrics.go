@@ -26,7 +26,7 @@ type metrics struct {
 	firstDelta    prometheus.Histogram
 }
 
-func newMetrics(gauges func() map[string]float64) *metrics {
+func newMetrics(gauges func() map[string]float64, extra ...prometheus.Collector) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -71,6 +71,7 @@ func newMetrics(gauges func() map[string]float64) *metrics {
 	if gauges != nil {
 		m.reg.MustRegister(gaugeFunc{fn: gauges})
 	}
+	m.reg.MustRegister(extra...)
 	return m
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/switchboardhq/switchboard/gateway/auth"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/gateway/webui"
@@ -38,6 +40,10 @@ type Deps struct {
 	// switchboard_state{name=…} (queue depth, per-bridge state). Nil means
 	// none.
 	Gauges func() map[string]float64
+	// Collectors are further Prometheus collectors exported on /metrics
+	// (the bridge supervisor's state gauge and restart counter). They are
+	// collected at scrape time, from the scrape's goroutine.
+	Collectors []prometheus.Collector
 	// Version is the server version announced in hello-ok.
 	Version string
 	// StateDir is the state directory: the generated gateway token lives
@@ -126,7 +132,7 @@ func New(cfg Config, deps Deps) *Server {
 		started: now(),
 	}
 	s.runs = newRunTracker(s)
-	s.metrics = newMetrics(s.gauges)
+	s.metrics = newMetrics(s.gauges, deps.Collectors...)
 	s.methods = s.registry()
 	s.authMode = string(cfg.EffectiveAuthMode())
 	switch cfg.EffectiveAuthMode() {

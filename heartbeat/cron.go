@@ -54,6 +54,9 @@ type CronDeps struct {
 	Heartbeat *Runner
 	// Deliverer sends announce deliveries.
 	Deliverer queue.Deliverer
+	// Targets reads an announce's channel and to as that channel's chat;
+	// nil takes to as written.
+	Targets core.Targets
 	// Webhook posts webhook deliveries; nil means NewWebhookClient's
 	// defaults.
 	Webhook *egress.Client

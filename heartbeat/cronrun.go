@@ -207,8 +207,14 @@ func (c *Cron) deliver(j *Job, runID string, a *activeRun, r *result) {
 			err = errors.New("no deliverer")
 			break
 		}
+		route := core.Route{Channel: d.Channel, To: d.To, AccountID: d.AccountID}
+		if c.deps.Targets != nil && d.Channel != core.WebchatChannel {
+			if route, err = c.deps.Targets.Resolve(d.Channel, d.AccountID, d.To); err != nil {
+				break
+			}
+		}
 		err = c.deps.Deliverer.Deliver(c.ctx, queue.Delivery{Kind: queue.DeliveryReply, RunID: runID, SessionKey: a.sessionKey,
-			Route: core.Route{Channel: d.Channel, To: d.To, AccountID: d.AccountID}, Replies: r.replies})
+			Route: route, Replies: r.replies})
 	case DeliveryWebhook:
 		body, _ := json.Marshal(map[string]any{
 			"jobId": j.ID, "jobName": j.Name, "runId": runID, "status": r.status, "summary": r.summary,

@@ -10,6 +10,11 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges"
+	"github.com/switchboardhq/switchboard/bridges/discord"
+	"github.com/switchboardhq/switchboard/bridges/slack"
+	"github.com/switchboardhq/switchboard/bridges/telegram"
+	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/llm"
@@ -35,6 +40,10 @@ type recorder struct {
 	got     []queue.Delivery
 	changed chan struct{}
 }
+
+// targets are the bridges' own rules for chats, as the daemon passes them:
+// a Telegram topic in a target, which chats are direct.
+var targets = bridges.Registry{telegram.Descriptor(), slack.Descriptor(), discord.Descriptor(), whatsapp.Descriptor(nil)}
 
 func newRecorder() *recorder { return &recorder{changed: make(chan struct{}, 4096)} }
 
@@ -136,7 +145,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	r.hb, err = heartbeat.New(opts, heartbeat.Deps{
-		Dispatcher: r.disp, Deliverer: r.rec, Sessions: st, State: st,
+		Dispatcher: r.disp, Deliverer: r.rec, Sessions: st, State: st, Targets: targets,
 		OnEvent: func(ev heartbeat.Event) {
 			select {
 			case r.events <- ev:
@@ -152,7 +161,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	}
 	if o.cron != nil {
 		r.cron, err = heartbeat.NewCron(heartbeat.CronOptions{Config: *o.cron, Clock: r.clock}, heartbeat.CronDeps{
-			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec, Sessions: st,
+			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec, Sessions: st, Targets: targets,
 			Webhook: heartbeat.NewWebhookClient(egress.Options{AllowPrivate: true, Resolver: testResolver{}}),
 			OnEvent: func(ev heartbeat.CronEvent) {
 				if o.cronEvents != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
 	"strings"
 	"time"
 
@@ -261,9 +260,11 @@ func alertText(replies []core.ReplyPayload) (string, bool) {
 	return strings.Join(parts, "\n\n"), media
 }
 
-// target resolves where alerts go; ok is false for none.
+// target resolves where alerts go; ok is false for none (or for a chat
+// the target's channel cannot read, which is logged).
 func (r *Runner) target(ctx context.Context) (core.Route, bool) {
 	cfg := r.opts.Config
+	channel, account := cfg.Target, cfg.AccountID
 	switch cfg.Target {
 	case "", "none":
 		return core.Route{}, false
@@ -276,50 +277,42 @@ func (r *Runner) target(ctx context.Context) (core.Route, bool) {
 			return core.Route{}, false
 		}
 		route := *e.LastRoute
-		if cfg.To != "" {
-			route = splitTopic(core.Route{Channel: route.Channel, AccountID: route.AccountID, To: cfg.To})
+		if account != "" {
+			route.AccountID = account
 		}
-		if cfg.AccountID != "" {
-			route.AccountID = cfg.AccountID
+		if cfg.To == "" {
+			return route, route.Channel != "" && route.To != ""
 		}
-		return route, route.Channel != "" && route.To != ""
+		channel, account = route.Channel, route.AccountID
 	}
-	route := splitTopic(core.Route{Channel: cfg.Target, To: cfg.To, AccountID: cfg.AccountID})
+	route, err := r.resolve(channel, account, cfg.To)
+	if err != nil {
+		r.log.Warn("heartbeat target is not a chat its channel can reach; alerts go nowhere", "target", channel, "to", cfg.To, "err", err)
+		return core.Route{}, false
+	}
 	return route, route.To != ""
 }
 
-// splitTopic turns a Telegram "<chatId>:topic:<id>" target into the chat
-// and its thread.
-func splitTopic(r core.Route) core.Route {
-	if chat, topic, ok := strings.Cut(r.To, ":topic:"); ok && r.Channel == "telegram" {
-		r.To, r.ThreadID = chat, topic
+// resolve reads a chat on channel through Targets (web chat, which no
+// bridge provides, and a daemon without Targets take it as written).
+func (r *Runner) resolve(channel, account, to string) (core.Route, error) {
+	if r.deps.Targets == nil || channel == core.WebchatChannel {
+		return core.Route{Channel: channel, AccountID: account, To: to}, nil
 	}
-	return r
+	return r.deps.Targets.Resolve(channel, account, to)
 }
 
 // isDirect reports a target that is a direct chat, for directPolicy
-// block: the heartbeat session's own kind for target "last", else the
-// channel's addressing (Telegram's positive chat ids, "user:" on Slack and
-// Discord, WhatsApp user JIDs and phone numbers).
+// block: the heartbeat session's own kind for target "last", else what the
+// channel's bridge tells from the chat id (web chat is direct).
 func (r *Runner) isDirect(route core.Route) bool {
 	if r.opts.Config.Target == "last" && r.opts.Config.To == "" {
 		if p, err := core.ParseSessionKey(string(r.session)); err == nil {
 			return p.Kind == core.SessionKindMain || p.Kind == core.SessionKindDirect
 		}
 	}
-	to := route.To
-	switch route.Channel {
-	case "telegram":
-		n, err := strconv.ParseInt(to, 10, 64)
-		return err == nil && n > 0
-	case "slack":
-		return strings.HasPrefix(to, "user:") || strings.HasPrefix(to, "D") || strings.HasPrefix(to, "U")
-	case "discord":
-		return strings.HasPrefix(to, "user:")
-	case "whatsapp":
-		return !strings.HasSuffix(to, "@g.us")
-	case "webchat":
+	if route.Channel == core.WebchatChannel {
 		return true
 	}
-	return false
+	return r.deps.Targets != nil && r.deps.Targets.IsDirect(route)
 }

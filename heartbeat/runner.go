@@ -63,6 +63,10 @@ type Deps struct {
 	Deliverer queue.Deliverer
 	// Sessions finds the heartbeat session's last route (target "last").
 	Sessions core.SessionIndex
+	// Targets reads target and to as a channel's chat (a Telegram topic,
+	// Slack's "channel:<id>") and tells direct chats, for directPolicy;
+	// nil takes to as written and knows no direct chats but web chat.
+	Targets core.Targets
 	// State persists the on/off switch, the last event, the last alert
 	// and task run times; nil keeps them in memory only.
 	State store.SchedulerState

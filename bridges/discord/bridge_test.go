@@ -357,7 +357,7 @@ func TestDeliverToUserOpensTheDM(t *testing.T) {
 	r := newRig(t, srv, nil)
 	r.connected(t)
 	srv.AddUser(ada)
-	route, err := bridges.ParseTarget("discord:user:" + ada.ID)
+	route, err := bridges.Registry{discord.Descriptor()}.ParseTarget("discord:user:" + ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

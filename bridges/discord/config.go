@@ -8,7 +8,11 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// Config is the `channels.discord:` section of the configuration.
+// Config is the `channels.discord:` section of the configuration. Ids in
+// allowFrom and groupAllowFrom are Discord user ids; groups are keyed by
+// channel id (a thread falls back to its parent channel), and guilds
+// allowlists whole servers. textChunkLimit is at most 2000 (the default),
+// and pieces also stop at 17 lines; mediaMaxMb is at most 500.
 type Config struct {
 	// Enabled starts the Discord bridge (it also needs token).
 	Enabled bool `json:"enabled,omitempty"`
@@ -19,38 +23,16 @@ type Config struct {
 	// APIURL replaces Discord's REST base (https://discord.com/api/v9/),
 	// e.g. a REST proxy; empty means Discord's.
 	APIURL string `json:"apiUrl,omitempty"`
-	// DMPolicy is who may talk to the bot in a DM: "pairing" (default),
-	// "allowlist", "open" (needs "*" in allowFrom) or "disabled".
-	DMPolicy bridges.DMPolicy `json:"dmPolicy,omitempty"`
-	// AllowFrom lists Discord user ids always allowed in DMs; "*" is
-	// anyone.
-	AllowFrom []string `json:"allowFrom,omitempty"`
-	// GroupPolicy is which guild channels the bot answers in: "allowlist"
-	// (default: only those under guilds or groups), "open" or "disabled".
-	GroupPolicy bridges.GroupPolicy `json:"groupPolicy,omitempty"`
 	// Guilds allowlists servers by guild id: every channel of a listed
 	// guild, or only its listed channels. Each may set requireMention
 	// (default true) and allowFrom (user ids).
 	Guilds map[string]GuildConfig `json:"guilds,omitempty"`
-	// Groups configures channels by channel id (a thread falls back to
-	// its parent channel); "*" applies to every channel.
-	Groups map[string]bridges.GroupRule `json:"groups,omitempty"`
-	// GroupAllowFrom limits who may trigger the bot in any channel.
-	GroupAllowFrom []string `json:"groupAllowFrom,omitempty"`
-	// HistoryLimit is how many channel messages not addressed to the bot
-	// are kept per channel for the next one that is; default 50, 0 off.
-	HistoryLimit *int `json:"historyLimit,omitempty"`
 	// AllowBots answers other bots' messages too (never the bot's own).
 	AllowBots bool `json:"allowBots,omitempty"`
-	// ReplyToMode is "off" (default), "first", "all" or "batched".
-	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
-	// ResponsePrefix is put before every reply ("" for none).
-	ResponsePrefix string `json:"responsePrefix,omitempty"`
-	// TextChunkLimit is the longest message sent in one piece (default and
-	// maximum 2000); pieces also stop at 17 lines.
-	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"2000"`
-	// MediaMaxMB caps one attachment downloaded or sent (default 20).
-	MediaMaxMB int `json:"mediaMaxMb,omitempty" min:"0" max:"500"`
+	// Common holds the keys every channel shares (dmPolicy, allowFrom,
+	// groupPolicy, groups, groupAllowFrom, historyLimit, replyToMode,
+	// responsePrefix, textChunkLimit, mediaMaxMb).
+	bridges.Common
 }
 
 // GuildConfig is one entry of `channels.discord.guilds`.
@@ -66,9 +48,13 @@ type GuildConfig struct {
 	Channels map[string]bridges.GroupRule `json:"channels,omitempty"`
 }
 
-// Access returns the section's gating settings: guilds become group
-// rules under "guild:<id>" (a whole guild) or their channel ids.
-func (c Config) Access() bridges.Access {
+// IsEnabled implements bridges.Section.
+func (c Config) IsEnabled() bool { return c.Enabled }
+
+// Policy implements bridges.Section: the shared access keys, with guilds
+// turned into group rules under "guild:<id>" (a whole guild) or their
+// channel ids.
+func (c Config) Policy() bridges.Access {
 	groups := maps.Clone(c.Groups)
 	if len(c.Guilds) > 0 && groups == nil {
 		groups = map[string]bridges.GroupRule{}
@@ -91,10 +77,9 @@ func (c Config) Access() bridges.Access {
 			}
 		}
 	}
-	return bridges.Access{
-		DMPolicy: c.DMPolicy, AllowFrom: c.AllowFrom, GroupPolicy: c.GroupPolicy, Groups: groups,
-		GroupAllowFrom: c.GroupAllowFrom, HistoryLimit: c.HistoryLimit,
-	}
+	a := c.Access
+	a.Groups = groups
+	return a
 }
 
 // Validate reports settings that contradict each other.
@@ -103,8 +88,11 @@ func (c Config) Validate() error {
 	if c.Enabled && c.Token == "" {
 		errs = append(errs, core.FieldErrorf("token", "required when channels.discord.enabled is true: the bot token from the Developer Portal, e.g. ${DISCORD_BOT_TOKEN}"))
 	}
-	if err := c.Access().Validate(); err != nil {
+	if err := c.Policy().Validate(); err != nil {
 		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
+	}
+	if err := c.CheckLimits(DefaultChunkLimit, maxMediaMB); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -114,6 +102,6 @@ func (c Config) Validate() error {
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
 	return Options{
 		Token: c.Token, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit,
-		AllowBots: c.AllowBots, MaxMediaBytes: int64(c.MediaMaxMB) << 20,
+		AllowBots: c.AllowBots, MaxMediaBytes: c.MaxMediaBytes(),
 	}
 }

@@ -7,7 +7,10 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// Config is the `channels.slack:` section of the configuration.
+// Config is the `channels.slack:` section of the configuration. Ids in
+// allowFrom and groupAllowFrom are Slack user ids (U…); groups are keyed by
+// channel id (C…, G…); a message in a thread is always answered in its
+// thread. textChunkLimit defaults to 8000.
 type Config struct {
 	// Enabled starts the Slack bridge (it also needs botToken and
 	// appToken).
@@ -28,39 +31,13 @@ type Config struct {
 	SigningSecret string `json:"signingSecret,omitempty" config:"secret"`
 	// HTTP is where http mode listens.
 	HTTP HTTPConfig `json:"http"`
-	// DMPolicy is who may talk to the bot in a DM: "pairing" (default),
-	// "allowlist", "open" (needs "*" in allowFrom) or "disabled".
-	DMPolicy bridges.DMPolicy `json:"dmPolicy,omitempty"`
-	// AllowFrom lists Slack user ids (U…) always allowed in DMs; "*" is
-	// anyone.
-	AllowFrom []string `json:"allowFrom,omitempty"`
-	// GroupPolicy is which channels the bot answers in: "allowlist"
-	// (default: only those in groups), "open" or "disabled".
-	GroupPolicy bridges.GroupPolicy `json:"groupPolicy,omitempty"`
-	// Groups configures channels by id (C…, G…); "*" applies to every
-	// channel. Each may set requireMention (default true) and allowFrom.
-	Groups map[string]bridges.GroupRule `json:"groups,omitempty"`
-	// GroupAllowFrom limits who may trigger the bot in any channel.
-	GroupAllowFrom []string `json:"groupAllowFrom,omitempty"`
-	// HistoryLimit is how many channel messages not addressed to the bot
-	// are kept per channel for the next one that is; default 50, 0 off.
-	HistoryLimit *int `json:"historyLimit,omitempty"`
-	// ReplyToMode is "off" (default), "first", "all" or "batched"; a
-	// message in a thread is always answered in its thread.
-	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
 	// ReplyToModeByChatType overrides replyToMode for "direct", "group"
 	// (group DMs) or "channel" chats.
 	ReplyToModeByChatType map[string]bridges.ReplyToMode `json:"replyToModeByChatType,omitempty"`
-	// ResponsePrefix is put before every reply ("" for none).
-	ResponsePrefix string `json:"responsePrefix,omitempty"`
-	// TextChunkLimit is the longest message sent in one piece (default
-	// 8000).
-	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"40000"`
-	// MediaMaxMB caps one file the bot downloads from a message or
-	// uploads with a reply, in megabytes (default 20); a larger inbound
-	// file is described to the model instead, a larger reply attachment
-	// fails its delivery.
-	MediaMaxMB int `json:"mediaMaxMb,omitempty" min:"0" max:"1024"`
+	// Common holds the keys every channel shares (dmPolicy, allowFrom,
+	// groupPolicy, groups, groupAllowFrom, historyLimit, replyToMode,
+	// responsePrefix, textChunkLimit, mediaMaxMb).
+	bridges.Common
 }
 
 // HTTPConfig is `channels.slack.http:`.
@@ -72,13 +49,8 @@ type HTTPConfig struct {
 	Path string `json:"path,omitempty"`
 }
 
-// Access returns the section's gating settings.
-func (c Config) Access() bridges.Access {
-	return bridges.Access{
-		DMPolicy: c.DMPolicy, AllowFrom: c.AllowFrom, GroupPolicy: c.GroupPolicy, Groups: c.Groups,
-		GroupAllowFrom: c.GroupAllowFrom, HistoryLimit: c.HistoryLimit,
-	}
-}
+// IsEnabled implements bridges.Section.
+func (c Config) IsEnabled() bool { return c.Enabled }
 
 // Validate reports settings that contradict each other.
 func (c Config) Validate() error {
@@ -104,8 +76,11 @@ func (c Config) Validate() error {
 			errs = append(errs, core.FieldErrorf("replyToModeByChatType."+kind, `unknown chat type: use "direct", "group" or "channel"`))
 		}
 	}
-	if err := c.Access().Validate(); err != nil {
+	if err := c.Policy().Validate(); err != nil {
 		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
+	}
+	if err := c.CheckLimits(maxChunkLimit, maxMediaMB); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -114,7 +89,7 @@ func (c Config) Validate() error {
 // logger and the media directory.
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
 	o := Options{BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL, AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit,
-		MaxMediaBytes: int64(c.MediaMaxMB) << 20}
+		MaxMediaBytes: c.MaxMediaBytes()}
 	if c.Mode == "http" {
 		listen := c.HTTP.Listen
 		if listen == "" {

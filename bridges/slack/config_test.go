@@ -9,7 +9,7 @@ import (
 )
 
 func TestConfigReplyModesByChatType(t *testing.T) {
-	c := Config{ReplyToMode: bridges.ReplyFirst, ReplyToModeByChatType: map[string]bridges.ReplyToMode{"direct": bridges.ReplyAll}}
+	c := Config{Common: bridges.Common{ReplyToMode: bridges.ReplyFirst}, ReplyToModeByChatType: map[string]bridges.ReplyToMode{"direct": bridges.ReplyAll}}
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}

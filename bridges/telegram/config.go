@@ -9,7 +9,10 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// Config is the `channels.telegram:` section of the configuration.
+// Config is the `channels.telegram:` section of the configuration. Ids in
+// allowFrom and groupAllowFrom are Telegram user ids (or @usernames);
+// groups are keyed by chat id (e.g. "-1001234567890"). textChunkLimit is at
+// most 4096 (default 4000).
 type Config struct {
 	// Enabled starts the Telegram bridge (it also needs botToken).
 	Enabled bool `json:"enabled,omitempty"`
@@ -20,36 +23,6 @@ type Config struct {
 	// Any server that implements the Bot API works (a self-hosted
 	// telegram-bot-api).
 	APIURL string `json:"apiUrl,omitempty"`
-	// DMPolicy is who may talk to the bot in a direct chat: "pairing"
-	// (default: an unknown sender gets a code, approved with `switchboard
-	// pairing approve telegram <code>`), "allowlist" (only allowFrom),
-	// "open" (anyone; needs "*" in allowFrom) or "disabled".
-	DMPolicy bridges.DMPolicy `json:"dmPolicy,omitempty"`
-	// AllowFrom lists Telegram user ids (or @usernames) always allowed in
-	// direct chats; "*" allows anyone.
-	AllowFrom []string `json:"allowFrom,omitempty"`
-	// GroupPolicy is which groups the bot answers in: "allowlist"
-	// (default: only those listed in groups), "open" or "disabled".
-	GroupPolicy bridges.GroupPolicy `json:"groupPolicy,omitempty"`
-	// Groups configures groups by chat id (e.g. "-1001234567890"); "*"
-	// applies to every group. Each may set requireMention (default true)
-	// and allowFrom.
-	Groups map[string]bridges.GroupRule `json:"groups,omitempty"`
-	// GroupAllowFrom limits who may trigger the bot in any group (user
-	// ids); empty means everyone in an allowed group.
-	GroupAllowFrom []string `json:"groupAllowFrom,omitempty"`
-	// HistoryLimit is how many group messages not addressed to the bot are
-	// kept per group and shown to the model on the next one that is;
-	// default 50, 0 disables.
-	HistoryLimit *int `json:"historyLimit,omitempty"`
-	// ReplyToMode is which messages of an answer reply natively to the
-	// message answered: "off" (default), "first", "all" or "batched".
-	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
-	// ResponsePrefix is put before every reply ("" for none).
-	ResponsePrefix string `json:"responsePrefix,omitempty"`
-	// TextChunkLimit is the longest message sent in one piece; longer
-	// answers are split (default 4000, at most 4096).
-	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"4096"`
 	// ChunkMode is how long answers are split: "length" (default: as late
 	// as fits, at a paragraph, line or sentence end) or "newline" (at every
 	// paragraph).
@@ -59,6 +32,10 @@ type Config struct {
 	// Webhook receives updates over HTTP instead of long polling, when its
 	// url is set.
 	Webhook WebhookConfig `json:"webhook"`
+	// Common holds the keys every channel shares (dmPolicy, allowFrom,
+	// groupPolicy, groups, groupAllowFrom, historyLimit, replyToMode,
+	// responsePrefix, textChunkLimit, mediaMaxMb).
+	bridges.Common
 }
 
 // WebhookConfig is `channels.telegram.webhook:`.
@@ -76,13 +53,8 @@ type WebhookConfig struct {
 	Path string `json:"path,omitempty"`
 }
 
-// Access returns the section's gating settings.
-func (c Config) Access() bridges.Access {
-	return bridges.Access{
-		DMPolicy: c.DMPolicy, AllowFrom: c.AllowFrom, GroupPolicy: c.GroupPolicy, Groups: c.Groups,
-		GroupAllowFrom: c.GroupAllowFrom, HistoryLimit: c.HistoryLimit,
-	}
-}
+// IsEnabled implements bridges.Section.
+func (c Config) IsEnabled() bool { return c.Enabled }
 
 // Validate reports settings that contradict each other.
 func (c Config) Validate() error {
@@ -99,8 +71,11 @@ func (c Config) Validate() error {
 			errs = append(errs, core.FieldErrorf("webhook.secret", err.Error()))
 		}
 	}
-	if err := c.Access().Validate(); err != nil {
+	if err := c.Policy().Validate(); err != nil {
 		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
+	}
+	if err := c.CheckLimits(markup.TelegramMaxLength, maxMediaMB); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -112,6 +87,7 @@ func (c Config) Options(agentID string, session core.SessionConfig) Options {
 	o := Options{
 		Token: c.BotToken, APIURL: c.APIURL, AgentID: agentID, Session: session,
 		ChunkLimit: c.TextChunkLimit, ChunkMode: mode, PollTimeout: time.Duration(c.PollTimeoutSeconds) * time.Second,
+		MaxMediaBytes: c.MaxMediaBytes(),
 	}
 	if c.Webhook.URL != "" {
 		listen := c.Webhook.Listen

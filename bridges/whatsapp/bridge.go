@@ -94,6 +94,10 @@ type Bridge struct {
 	dev     *store.Device
 	login   *Link
 	started bool
+
+	// ownsStore is set when the bridge opened opts.Store itself
+	// (Descriptor), so Close closes it.
+	ownsStore bool
 }
 
 var (
@@ -151,6 +155,24 @@ func New(opts Options) (*Bridge, error) {
 		conn:     make(chan any, 64),
 		relinked: make(chan struct{}, 1),
 	}, nil
+}
+
+// Close ends a linking under way and closes the device store when the
+// bridge opened it (built by its Descriptor); call it after Start has
+// returned. A store passed in Options is the caller's to close.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	pending := b.login
+	b.login = nil
+	b.mu.Unlock()
+	if pending != nil {
+		// A link under way must not outlive the store.
+		pending.Close()
+	}
+	if !b.ownsStore {
+		return nil
+	}
+	return b.opts.Store.Close()
 }
 
 // Name implements bridges.Bridge.

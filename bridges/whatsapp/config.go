@@ -15,43 +15,21 @@ type Config struct {
 	// Enabled starts the WhatsApp bridge. With no account linked yet it
 	// waits for one.
 	Enabled bool `json:"enabled,omitempty"`
-	// DMPolicy is who may talk to the bot in a direct chat: "pairing"
-	// (default), "allowlist", "open" (needs "*" in allowFrom) or
-	// "disabled".
-	DMPolicy bridges.DMPolicy `json:"dmPolicy,omitempty"`
-	// AllowFrom lists phone numbers (E.164, "+15551234567") always
-	// allowed in direct chats; "*" is anyone.
-	AllowFrom []string `json:"allowFrom,omitempty"`
-	// GroupPolicy is which groups the bot answers in: "allowlist"
-	// (default: only those under groups), "open" or "disabled".
-	GroupPolicy bridges.GroupPolicy `json:"groupPolicy,omitempty"`
-	// Groups configures groups by JID ("120363…@g.us"); "*" applies to
-	// every group. Each may set requireMention (default true) and
-	// allowFrom (phone numbers).
-	Groups map[string]bridges.GroupRule `json:"groups,omitempty"`
-	// GroupAllowFrom limits who may trigger the bot in any group (phone
-	// numbers).
-	GroupAllowFrom []string `json:"groupAllowFrom,omitempty"`
-	// HistoryLimit is how many group messages not addressed to the bot are
-	// kept per group for the next one that is; default 50, 0 off.
-	HistoryLimit *int `json:"historyLimit,omitempty"`
-	// ReplyToMode is "off" (default), "first", "all" or "batched": when
-	// replies quote the message they answer.
-	ReplyToMode bridges.ReplyToMode `json:"replyToMode,omitempty"`
-	// ResponsePrefix is put before every reply ("" for none).
-	ResponsePrefix string `json:"responsePrefix,omitempty"`
-	// TextChunkLimit is the longest message sent in one piece (default and
-	// maximum 4000).
-	TextChunkLimit int `json:"textChunkLimit,omitempty" min:"0" max:"4000"`
-	// MediaMaxMB caps one attachment downloaded or sent (default 20).
-	MediaMaxMB int `json:"mediaMaxMb,omitempty" min:"0" max:"500"`
 	// SendReadReceipts marks messages read (blue ticks) once they are
 	// journaled. Default false.
 	SendReadReceipts bool `json:"sendReadReceipts,omitempty"`
+	// Common holds the keys every channel shares (dmPolicy, allowFrom,
+	// groupPolicy, groups, groupAllowFrom, historyLimit, replyToMode,
+	// responsePrefix, textChunkLimit, mediaMaxMb).
+	bridges.Common
 }
 
-// Access returns the section's gating settings, phone numbers in E.164.
-func (c Config) Access() bridges.Access {
+// IsEnabled implements bridges.Section.
+func (c Config) IsEnabled() bool { return c.Enabled }
+
+// Policy implements bridges.Section: the shared access keys with phone
+// numbers in E.164.
+func (c Config) Policy() bridges.Access {
 	groups := c.Groups
 	if len(groups) > 0 {
 		groups = make(map[string]bridges.GroupRule, len(c.Groups))
@@ -60,10 +38,9 @@ func (c Config) Access() bridges.Access {
 			groups[id] = r
 		}
 	}
-	return bridges.Access{
-		DMPolicy: c.DMPolicy, AllowFrom: phones(c.AllowFrom), GroupPolicy: c.GroupPolicy, Groups: groups,
-		GroupAllowFrom: phones(c.GroupAllowFrom), HistoryLimit: c.HistoryLimit,
-	}
+	a := c.Access
+	a.AllowFrom, a.Groups, a.GroupAllowFrom = phones(c.AllowFrom), groups, phones(c.GroupAllowFrom)
+	return a
 }
 
 func phones(list []string) []string {
@@ -80,8 +57,11 @@ func phones(list []string) []string {
 // Validate reports settings that contradict each other.
 func (c Config) Validate() error {
 	var errs []error
-	if err := c.Access().Validate(); err != nil {
+	if err := c.Policy().Validate(); err != nil {
 		errs = append(errs, core.FieldErrorf("dmPolicy", err.Error()))
+	}
+	if err := c.CheckLimits(DefaultChunkLimit, maxMediaMB); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -91,6 +71,6 @@ func (c Config) Validate() error {
 func (c Config) Options(agentID string, session core.SessionConfig) Options {
 	return Options{
 		AgentID: agentID, Session: session, ChunkLimit: c.TextChunkLimit,
-		MaxMediaBytes: int64(c.MediaMaxMB) << 20, SendReadReceipts: c.SendReadReceipts,
+		MaxMediaBytes: c.MaxMediaBytes(), SendReadReceipts: c.SendReadReceipts,
 	}
 }

@@ -157,7 +157,7 @@ func gatedRig(t *testing.T, access bridges.Access, edit func(*whatsapp.Options))
 }
 
 func TestGroupMentionGating(t *testing.T) {
-	r, d := gatedRig(t, whatsapp.Config{Groups: map[string]bridges.GroupRule{"*": {}}}.Access(),
+	r, d := gatedRig(t, whatsapp.Config{Common: bridges.Common{Access: bridges.Access{Groups: map[string]bridges.GroupRule{"*": {}}}}}.Policy(),
 		func(o *whatsapp.Options) { o.MentionPatterns = []string{`\bjarvis\b`} })
 	cli := r.client()
 	cli.Emit(whatsapptest.Text(group, ada, "G1", "lunch at noon?"))
@@ -200,7 +200,7 @@ func TestGroupMentionGating(t *testing.T) {
 }
 
 func TestDirectMessagePairing(t *testing.T) {
-	r, d := gatedRig(t, whatsapp.Config{}.Access(), nil)
+	r, d := gatedRig(t, whatsapp.Config{}.Policy(), nil)
 	cli := r.client()
 	cli.Emit(whatsapptest.Text(ada, ada, "P1", "hi bot"))
 	if n := len(d.all()); n != 0 {
@@ -216,7 +216,7 @@ func TestDirectMessagePairing(t *testing.T) {
 		t.Errorf("%d pairing replies, want 1", n)
 	}
 	// An allowlisted number passes, whatever way it was written.
-	r2, d2 := gatedRig(t, whatsapp.Config{DMPolicy: bridges.DMAllowlist, AllowFrom: []string{"1 (555) 765-4321"}}.Access(), nil)
+	r2, d2 := gatedRig(t, whatsapp.Config{Common: bridges.Common{Access: bridges.Access{DMPolicy: bridges.DMAllowlist, AllowFrom: []string{"1 (555) 765-4321"}}}}.Policy(), nil)
 	r2.client().Emit(whatsapptest.Text(ada, ada, "P3", "hi"))
 	if len(d2.all()) != 1 {
 		t.Error("an allowlisted sender was not dispatched")

@@ -36,12 +36,12 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestConfigNormalizesPhoneNumbers(t *testing.T) {
-	c := whatsapp.Config{
+	c := whatsapp.Config{Common: bridges.Common{Access: bridges.Access{
 		AllowFrom:      []string{"15557654321", "+1 555 333 4444", "*", "whatsapp:+15550000000"},
 		GroupAllowFrom: []string{"1-555-765-4321"},
 		Groups:         map[string]bridges.GroupRule{"120363403215116621@g.us": {AllowFrom: []string{"15553334444"}}},
-	}
-	a := c.Access()
+	}}}
+	a := c.Policy()
 	if want := []string{"+15557654321", "+15553334444", "*", "+15550000000"}; !slices.Equal(a.AllowFrom, want) {
 		t.Errorf("allowFrom %q, want %q", a.AllowFrom, want)
 	}
@@ -52,9 +52,9 @@ func TestConfigNormalizesPhoneNumbers(t *testing.T) {
 		t.Errorf("group allowFrom %q", got)
 	}
 	if c.Groups["120363403215116621@g.us"].AllowFrom[0] != "15553334444" {
-		t.Error("Access changed the configuration it read")
+		t.Error("Policy changed the configuration it read")
 	}
-	if err := (whatsapp.Config{DMPolicy: bridges.DMAllowlist}).Validate(); err == nil {
+	if err := (whatsapp.Config{Common: bridges.Common{Access: bridges.Access{DMPolicy: bridges.DMAllowlist}}}).Validate(); err == nil {
 		t.Error("allowlist without allowFrom validated")
 	}
 }

@@ -17,7 +17,14 @@ import (
 
 // ErrAlreadyLinked is returned when linking a store that holds a linked
 // device: log out first.
-var ErrAlreadyLinked = errors.New("whatsapp: an account is already linked; unlink it first with `switchboard whatsapp logout` (or channels.logout)")
+var ErrAlreadyLinked = fmt.Errorf("whatsapp: %w; unlink it first with `switchboard whatsapp logout` (or channels.logout)", bridges.ErrAlreadyLinked)
+
+// scanHelp and pairingCodeHelp say where on the phone a challenge goes.
+const scanHelp = "Scan this QR code with WhatsApp on your phone: Settings → Linked devices → Link a device."
+
+func pairingCodeHelp(code string) string {
+	return "On your phone open WhatsApp → Settings → Linked devices → Link a device → Link with phone number instead, and enter " + code + "."
+}
 
 // linkConnectTimeout bounds the wait, after the phone confirmed, for the
 // new device's first login.
@@ -94,13 +101,13 @@ func StartLink(ctx context.Context, st *Store, newClient NewClientFunc, log *slo
 		return fail(itemError(first))
 	}
 	if phone == "" {
-		return l, bridges.LoginChallenge{QR: first.Code}, nil
+		return l, bridges.LoginChallenge{QR: first.Code, Instructions: scanHelp}, nil
 	}
 	code, err := l.cli.PairPhone(ctx, phone, true, whatsmeow.PairClientChrome, "Chrome (Linux)")
 	if err != nil {
 		return fail(fmt.Errorf("whatsapp: ask for a pairing code for %s: %w", phone, err))
 	}
-	return l, bridges.LoginChallenge{PairingCode: code}, nil
+	return l, bridges.LoginChallenge{PairingCode: code, Instructions: pairingCodeHelp(code)}, nil
 }
 
 // Next waits for what happens next: a fresh QR code (returned with
@@ -123,7 +130,7 @@ func (l *Link) Next(ctx context.Context) (bridges.LoginChallenge, error) {
 			if l.phone {
 				continue // the pairing code stays valid
 			}
-			return bridges.LoginChallenge{QR: item.Code}, bridges.ErrLoginRefresh
+			return bridges.LoginChallenge{QR: item.Code, Instructions: scanHelp}, bridges.ErrLoginRefresh
 		case whatsmeow.QRChannelSuccess.Event:
 			wait := time.NewTimer(linkConnectTimeout)
 			defer wait.Stop()
@@ -183,6 +190,12 @@ func (b *Bridge) LoginStart(ctx context.Context, phone string) (bridges.LoginCha
 	b.login = l
 	b.mu.Unlock()
 	return ch, nil
+}
+
+// LinkedAccount implements bridges.LoginFlow: the phone number of the
+// device linked in the store.
+func (b *Bridge) LinkedAccount(ctx context.Context) (string, bool, error) {
+	return b.opts.Store.LinkedAccount(ctx)
 }
 
 // LoginWait implements bridges.LoginFlow (web.login.wait). Once linked,

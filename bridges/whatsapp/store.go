@@ -85,5 +85,17 @@ func (s *Store) Linked(ctx context.Context) (jid types.JID, ok bool, err error) 
 	return types.EmptyJID, false, nil
 }
 
+// LinkedAccount names the linked account by its phone number
+// ("+15551234567"), linked false when no device is linked.
+func (s *Store) LinkedAccount(ctx context.Context) (account string, linked bool, err error) {
+	jid, ok, err := s.Linked(ctx)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	// A device's JID is on the phone-number server: its user is the
+	// number.
+	return NormalizePhone(jid.User), true, nil
+}
+
 // Close closes the database.
 func (s *Store) Close() error { return s.container.Close() }

@@ -30,7 +30,7 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
 }
 
-// command is one subcommand. Adding a command is one entry in commands().
+// command is one subcommand. Adding a command is one entry in commands.
 type command struct {
 	name    string // words after "switchboard", e.g. "config check"
 	args    string // usage of positional arguments
@@ -40,8 +40,10 @@ type command struct {
 	run     func(ctx context.Context, c *cli, g *globalFlags, args []string) int
 }
 
-func commands() []*command {
-	return []*command{
+// commands lists every command: the fixed ones and, for each bridge
+// linked from a phone, its link, logout and status.
+func (c *cli) commands() []*command {
+	return append([]*command{
 		runCommand(),
 		agentCommand(),
 		configCheckCommand(),
@@ -58,11 +60,8 @@ func commands() []*command {
 		cronRemoveCommand(),
 		cronRunCommand(),
 		cronRunsCommand(),
-		whatsappLinkCommand(),
-		whatsappLogoutCommand(),
-		whatsappStatusCommand(),
 		versionCommand(),
-	}
+	}, linkCommands(c.registry())...)
 }
 
 // main parses global flags, finds the command, and runs it.
@@ -151,7 +150,7 @@ func (c *cli) main(ctx context.Context, args []string) int {
 // find returns the command named by the leading words of args and how many
 // words its name took.
 func (c *cli) find(args []string) (*command, int) {
-	for _, cmd := range commands() {
+	for _, cmd := range c.commands() {
 		words := strings.Fields(cmd.name)
 		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == cmd.name {
 			return cmd, len(words)
@@ -163,7 +162,7 @@ func (c *cli) find(args []string) (*command, int) {
 // group returns the commands whose name starts with word, e.g. "config".
 func (c *cli) group(word string) []*command {
 	var out []*command
-	for _, cmd := range commands() {
+	for _, cmd := range c.commands() {
 		if first, _, ok := strings.Cut(cmd.name, " "); ok && first == word {
 			out = append(out, cmd)
 		}
@@ -173,7 +172,7 @@ func (c *cli) group(word string) []*command {
 
 func (c *cli) usage(w io.Writer) {
 	fmt.Fprintf(w, "Switchboard connects chat platforms to an LLM agent.\n\nUsage:\n  switchboard [global flags] <command> [flags] [args]\n\nCommands:\n")
-	for _, cmd := range commands() {
+	for _, cmd := range c.commands() {
 		fmt.Fprintf(w, "  %-16s %s\n", cmd.name, cmd.summary)
 	}
 	fmt.Fprintf(w, "\nGlobal flags:\n")

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/channels"
 
-	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
@@ -53,7 +53,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	log := c.logger(g)
 	defer startProfile(c.lookup, c.stderr)()
 	d := newDaemon(log)
-	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, whatsappClient: c.whatsappClient, clock: c.clock}, log)
+	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, registry: c.registry(), clock: c.clock}, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -99,9 +99,8 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 type wiring struct {
 	stateDir, home, configPath string
 	lookup                     config.LookupEnv
-	// whatsappClient builds the WhatsApp bridge's clients; nil means
-	// whatsmeow's.
-	whatsappClient whatsapp.NewClientFunc
+	// registry is the bridges the binary carries.
+	registry bridges.Registry
 	// clock drives the scheduler; nil means the real clock.
 	clock queue.Clock
 }
@@ -122,8 +121,10 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		StateDir:   w.stateDir,
 		ConfigPath: w.configPath,
 	})
-	bs := newBridgeSet(router{gateway: gw, fallback: logDeliverer{log: log.With("component", "delivery")}}, log.With("component", "bridges"))
-	deliver := bs.router
+	reg := w.registry
+	bh := newBridgeHost(reg, router{gateway: gw, fallback: logDeliverer{log: log.With("component", "delivery")}}, log.With("component", "bridges"))
+	deliver := bh.router
+	active := bh.active(cfg)
 
 	var st *store.SQLite
 	d.add("store",
@@ -155,7 +156,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		func(ctx context.Context) (err error) {
 			// Set before the dispatcher can deliver anything: the router is
 			// read concurrently from then on.
-			bs.router.Ledger = st
+			bh.router.Ledger = st
 			if cfg.Tools.Exec.Enabled {
 				approvals = &exectool.Approvals{
 					Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSec) * time.Second,
@@ -164,7 +165,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			}
 			runner, closeTools, err = newRunner(cfg, st, log, runnerOptions{
 				stateDir: w.stateDir, home: w.home, configPath: w.configPath, approvals: approvals,
-				extra: []tools.Tool{cronTool, &channels.MessageTool{Deliverer: deliver}},
+				extra: []tools.Tool{cronTool, &channels.MessageTool{Deliverer: deliver, Targets: active, TargetHelp: active.TargetHelp()}},
 			})
 			if err != nil {
 				return err
@@ -186,13 +187,13 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				Runner:    runner,
 				Journal:   st,
 				Deliverer: deliver,
-				Observers: []queue.Observer{gw, bs.typing},
+				Observers: []queue.Observer{gw, bh.typing},
 			})
 			if err != nil {
 				return err
 			}
 			hb, err = newHeartbeat(cfg, w, heartbeat.Deps{
-				Dispatcher: disp, Deliverer: deliver, Sessions: st, State: st, OnEvent: gw.PublishHeartbeat,
+				Dispatcher: disp, Deliverer: deliver, Sessions: st, State: st, OnEvent: gw.PublishHeartbeat, Targets: reg,
 			}, log)
 			if err != nil {
 				return err
@@ -201,7 +202,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				return err
 			}
 			crons, err = heartbeat.NewCron(heartbeat.CronOptions{Config: cfg.Cron, Clock: w.clock, Logger: log.With("component", "cron")},
-				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Deliverer: deliver, Sessions: st, OnEvent: gw.PublishCron})
+				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Deliverer: deliver, Sessions: st, OnEvent: gw.PublishCron, Targets: reg})
 			if err != nil {
 				return err
 			}
@@ -217,9 +218,10 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
 			backend.Heartbeat, backend.Cron = hb, crons
 			backend.Approvals = approvals
-			backend.Channels = bs.statuses
-			backend.Logout = bs.logout
-			backend.LoginStart, backend.LoginWait = bs.loginStart, bs.loginWait
+			backend.Channels = bh.statuses
+			backend.Logout = bh.logout
+			backend.LoginStart, backend.LoginWait = bh.loginStart, bh.loginWait
+			backend.Targets = active
 			gw.Attach(backend)
 			if err := disp.Start(ctx); err != nil {
 				return err
@@ -237,7 +239,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				hb.Stop(ctx)
 			}
 			err := disp.Stop(ctx)
-			bs.typing.Close()
+			bh.typing.Close()
 			runner.Close()
 			closeTools()
 			return err
@@ -245,7 +247,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	)
 
 	d.add("gateway", gw.Start, gw.Stop)
-	wireBridges(d, cfg, w, bs, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp })
+	wireBridges(d, cfg, w, bh, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp }, log.With("component", "bridges"))
 }
 
 // gatewayBackend is what the gateway's methods act on.
@@ -315,7 +317,7 @@ type router struct {
 
 // Deliver implements queue.Deliverer.
 func (r router) Deliver(ctx context.Context, d queue.Delivery) error {
-	if d.Route.Channel == "webchat" {
+	if d.Route.Channel == core.WebchatChannel {
 		return r.gateway.Deliver(ctx, d)
 	}
 	return r.fallback.Deliver(ctx, d)

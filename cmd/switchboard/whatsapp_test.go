@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,10 +13,8 @@ import (
 	"go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 
-	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/bridges/whatsapp/whatsapptest"
-	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
 )
 
@@ -84,7 +81,7 @@ func linkedIn(t *testing.T, stateDir string) (types.JID, bool) {
 // rendered is the terminal QR code of code.
 func rendered(code string) string {
 	var b bytes.Buffer
-	whatsapp.RenderQR(&b, code)
+	channels.RenderQR(&b, code)
 	return b.String()
 }
 
@@ -425,86 +422,4 @@ func TestWhatsAppLinkThroughTheDaemon(t *testing.T) {
 		t.Error("the device is still in the store after logout through the daemon")
 	}
 	d.stop(t)
-}
-
-// recordingDispatcher takes accepted messages, system events and notices.
-type recordingDispatcher struct {
-	mu      sync.Mutex
-	events  []string
-	notices []string
-}
-
-func (r *recordingDispatcher) Submit(context.Context, *core.Inbound, string) (bool, error) {
-	return false, nil
-}
-
-func (r *recordingDispatcher) EnqueueSystemEvent(key core.SessionKey, text, _ string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, string(key)+" "+text)
-	return true
-}
-
-func (r *recordingDispatcher) EnqueueNotice(key core.SessionKey, text, _ string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.notices = append(r.notices, string(key)+" "+text)
-	return true
-}
-
-// plainSink is a Sink without the optional interfaces.
-type plainSink struct{}
-
-func (plainSink) Submit(context.Context, bridges.Inbound) error { return nil }
-func (plainSink) State(bridges.State, error)                    {}
-
-// The sink a bridge runs with in the daemon passes the gate's optional
-// interfaces on: bridges find them by type assertion, so an edit notice
-// (Slack) and the connect notice (WhatsApp) reach the dispatcher.
-func TestStateSinkPassesNoticesAndSystemEvents(t *testing.T) {
-	disp := &recordingDispatcher{}
-	var states []bridges.State
-	gate := &channels.Gate{Channel: "slack", AccountID: "default", Dispatch: disp,
-		Access: bridges.Access{DMPolicy: bridges.DMOpen, AllowFrom: []string{"*"}}}
-	var sink bridges.Sink = stateSink{Sink: gate, on: func(s bridges.State) { states = append(states, s) }}
-
-	ns, ok := sink.(bridges.NoticeSink)
-	if !ok {
-		t.Fatal("the daemon's sink hides NoticeSink")
-	}
-	if err := ns.Notice(context.Background(), "main", "WhatsApp connected as +15550001111.", "whatsapp:connected"); err != nil {
-		t.Fatal(err)
-	}
-	es, ok := sink.(bridges.SystemEventSink)
-	if !ok {
-		t.Fatal("the daemon's sink hides SystemEventSink")
-	}
-	msg := bridges.Inbound{Message: &core.Inbound{
-		SessionKey: "agent:main:main", ChatType: core.ChatDirect, Sender: core.Sender{ID: "U1"},
-	}}
-	if err := es.SystemEvent(context.Background(), msg, "Slack message edited in #D1.", "slack:edit"); err != nil {
-		t.Fatal(err)
-	}
-	sink.State(bridges.StateConnected, nil)
-	disp.mu.Lock()
-	notices, events := disp.notices, disp.events
-	disp.mu.Unlock()
-	if len(notices) != 1 || notices[0] != "agent:main:main WhatsApp connected as +15550001111." {
-		t.Errorf("notices = %q", notices)
-	}
-	if len(events) != 1 || events[0] != "agent:main:main Slack message edited in #D1." {
-		t.Errorf("system events = %q", events)
-	}
-	if len(states) != 1 || states[0] != bridges.StateConnected {
-		t.Errorf("states = %v", states)
-	}
-
-	// An inner sink without them: both are dropped quietly.
-	var bare bridges.Sink = stateSink{Sink: plainSink{}, on: func(bridges.State) {}}
-	if ns, ok := bare.(bridges.NoticeSink); !ok || ns.Notice(context.Background(), "main", "x", "k") != nil {
-		t.Error("a notice to a plain inner sink failed")
-	}
-	if es, ok := bare.(bridges.SystemEventSink); !ok || es.SystemEvent(context.Background(), msg, "x", "k") != nil {
-		t.Error("a system event to a plain inner sink failed")
-	}
 }

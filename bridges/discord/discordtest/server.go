@@ -105,7 +105,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
-
 )
 
 // Defaults of a Server made without options.

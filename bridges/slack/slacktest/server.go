@@ -45,7 +45,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
-
 )
 
 // Tokens a Server accepts unless WithBotToken or WithAppToken say otherwise.

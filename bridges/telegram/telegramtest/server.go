@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/bridges/bridgetest"
-
 )
 
 // DefaultToken is the bot token a Server accepts unless WithToken says
