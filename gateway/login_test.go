@@ -86,7 +86,7 @@ func TestWebLoginStartAndWait(t *testing.T) {
 	if got["qr"] != "2@qr-1" || got["qrDataUrl"] != "data:image/png;base64,UVIx" || got["message"] != "Scan the QR code." || got["pairingCode"] != nil {
 		t.Errorf("web.login.start = %v", got)
 	}
-	if req := f.lastStart(); req != (LoginRequest{Channel: "whatsapp", AccountID: "default"}) {
+	if req := f.lastStart(); req != (LoginRequest{AccountID: "default"}) {
 		t.Errorf("the backend got %+v, want the defaults", req)
 	}
 
@@ -138,7 +138,7 @@ func TestWebLoginStartAndWait(t *testing.T) {
 	f.mu.Lock()
 	lastWait := f.waits[len(f.waits)-1]
 	f.mu.Unlock()
-	if lastWait != (LoginRequest{Channel: "whatsapp", AccountID: "work"}) {
+	if lastWait != (LoginRequest{AccountID: "work"}) {
 		t.Errorf("the backend's wait got %+v", lastWait)
 	}
 
@@ -187,7 +187,7 @@ func TestWebLoginScopeParamsAndUnavailable(t *testing.T) {
 		if slices.Contains(admin.Hello().Features.Methods, m) {
 			t.Errorf("%s is advertised in hello-ok", m)
 		}
-		if e := callErr(t, admin, m, nil); e.Code != protocol.CodeUnavailable || !strings.Contains(e.Message, "channels.whatsapp") {
+		if e := callErr(t, admin, m, nil); e.Code != protocol.CodeUnavailable || !strings.Contains(e.Message, "enable one under channels:") {
 			t.Errorf("%s without a login backend: %+v", m, e)
 		}
 		if e := callErr(t, admin, m, map[string]any{"timeoutMs": -1}); !strings.Contains(e.Message, "timeoutMs must be between 1 and") {

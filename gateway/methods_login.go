@@ -18,15 +18,11 @@ const (
 	maxLoginMs          = 600_000
 )
 
-// defaultLoginChannel is the channel web.login.* act on when the client
-// names none: OpenClaw's clients never name one.
-const defaultLoginChannel = "whatsapp"
-
 // LoginRequest is what web.login.start and web.login.wait ask of the
 // backend.
 type LoginRequest struct {
-	// Channel is the bridge whose account is linked ("whatsapp" when the
-	// client names none).
+	// Channel is the bridge whose account is linked; empty (OpenClaw's
+	// clients never name one) means the one bridge linked by QR code.
 	Channel string
 	// AccountID names the account ("default" when the client names none).
 	AccountID string
@@ -83,9 +79,6 @@ func decodeLogin(req protocol.RequestFrame, defaultMs int64) (LoginRequest, time
 		ms = *p.TimeoutMs
 	}
 	lr := LoginRequest{Channel: p.Channel, AccountID: p.AccountID, Phone: p.Phone, Force: p.Force}
-	if lr.Channel == "" {
-		lr.Channel = defaultLoginChannel
-	}
 	if lr.AccountID == "" {
 		lr.AccountID = "default"
 	}
@@ -101,7 +94,7 @@ func (s *Server) loginHook(start bool) (func(context.Context, LoginRequest) (Log
 		hook = b.LoginStart
 	}
 	if hook == nil {
-		return nil, protocol.NewError(protocol.CodeUnavailable, "no bridge that links by QR code runs in this process; enable channels.whatsapp and restart")
+		return nil, protocol.NewError(protocol.CodeUnavailable, "no bridge that links by QR code runs in this process; enable one under channels: and restart")
 	}
 	return hook, nil
 }
