@@ -284,6 +284,23 @@ var (
 // respond sends a response frame. Responses are never dropped: a client that
 // cannot take one is a slow consumer.
 func (c *conn) respond(id string, payload any, e *protocol.ErrorShape) {
+	c.send(c.encodeResponse(id, payload, e), false)
+}
+
+// respondReady answers the connect request with hello-ok and marks the
+// connection ready in one step under c.mu. A broadcast checks ready before
+// it takes c.mu, so it either skips the client (it began before hello-ok
+// was queued) or queues behind hello-ok: the first frame a client reads is
+// hello-ok, and no event broadcast after the client has read it is missed.
+func (c *conn) respondReady(id string, hello any) {
+	b := c.encodeResponse(id, hello, nil)
+	c.mu.Lock()
+	c.ready.Store(true)
+	c.enqueueLocked(frame{head: b}, false)
+}
+
+// encodeResponse is a response frame's bytes.
+func (c *conn) encodeResponse(id string, payload any, e *protocol.ErrorShape) []byte {
 	f := protocol.OK(id, payload)
 	if e != nil {
 		f = protocol.Fail(id, e)
@@ -293,7 +310,7 @@ func (c *conn) respond(id string, payload any, e *protocol.ErrorShape) {
 		c.log.Error("gateway: response could not be encoded", "id", id, "err", err)
 		b, _ = json.Marshal(protocol.Fail(id, protocol.NewError(protocol.CodeUnavailable, "response could not be encoded")))
 	}
-	c.send(b, false)
+	return b
 }
 
 func (c *conn) startedRun(runID string) bool {

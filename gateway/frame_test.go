@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
@@ -58,5 +61,28 @@ func TestLargeBroadcastArrivesWhole(t *testing.T) {
 		if after.Seq == nil || *after.Seq <= *ev.Seq {
 			t.Errorf("seq after the large event = %v, large %v", after.Seq, ev.Seq)
 		}
+	}
+}
+
+// TestEventRightAfterHelloIsNotMissed: an event broadcast as soon as a
+// client has read its hello-ok reaches it. The connection used to be
+// marked ready only after hello-ok was queued, so a broadcast in between
+// skipped a client that had already seen hello-ok (the large-broadcast
+// test above lost its event that way under load).
+func TestEventRightAfterHelloIsNotMissed(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	for i := range 200 {
+		c := r.dial(r.opts(protocol.ScopeRead))
+		marker := []byte(`{"presence":[{"text":"m` + strconv.Itoa(i) + `"}]}`)
+		r.gw.hub.broadcast(outEvent{name: protocol.EventPresence, payload: func(int) []byte { return marker }})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := c.Next(ctx, func(e client.Event) bool {
+			return e.Name == protocol.EventPresence && string(e.Payload) == string(marker)
+		})
+		cancel()
+		if err != nil {
+			t.Fatalf("connection %d missed the event broadcast right after its hello-ok: %v", i, err)
+		}
+		c.Close()
 	}
 }

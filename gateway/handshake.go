@@ -185,8 +185,7 @@ func (s *Server) handshake(c *conn, r *http.Request) bool {
 	// Counted before hello-ok leaves, so a client that has read it sees
 	// itself in /metrics.
 	s.metrics.handshakes.WithLabelValues("ok").Inc()
-	c.respond(req.ID, json.RawMessage(hello), nil)
-	c.ready.Store(true)
+	c.respondReady(req.ID, json.RawMessage(hello))
 	// A rotation between the grant and ready skipped this socket: close
 	// it here as setSecret would have.
 	if _, _, gen := s.currentSecret(); gen != c.secretGen {
