@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +75,10 @@ directly.`,
 				return exitUsage
 			}
 			channel, code := strings.ToLower(args[0]), strings.ToUpper(args[1])
+			if reg := c.registry(); !slices.Contains(reg.Channels(), channel) {
+				fmt.Fprintf(c.stderr, "switchboard pairing %s: %q is not a channel; write one of %s\n", verb, args[0], strings.Join(reg.Channels(), ", "))
+				return exitUsage
+			}
 			return c.pairing(ctx, g, func(ctx context.Context, p pairingOps) error {
 				who, err := p.decide(ctx, approve, channel, code)
 				if err != nil {

@@ -64,4 +64,9 @@ func TestPairingApproveThroughTheRunningDaemon(t *testing.T) {
 	if code := usage.run("pairing", "approve", "--config", cfgPath, "telegram"); code != exitUsage {
 		t.Errorf("approve with one argument: exit %d", code)
 	}
+	typo := newTestCLI(env)
+	if code := typo.run("pairing", "approve", "--config", cfgPath, "telgram", "EFGH2345"); code != exitUsage ||
+		!strings.Contains(typo.err.String(), `"telgram" is not a channel; write one of telegram, slack, discord, whatsapp`) {
+		t.Errorf("approve on a misspelt channel: exit %d: %s", code, typo.err.String())
+	}
 }

@@ -92,6 +92,12 @@ export class Panels {
         state.textContent = acc.state || "unknown";
         row.append(name, " ", state);
         if (acc.accountId && acc.accountId !== "default") row.append(" ", acc.accountId);
+        if (acc.retryAt) {
+          const retry = document.createElement("span");
+          retry.className = "muted";
+          retry.textContent = " retrying at " + new Date(acc.retryAt).toLocaleTimeString();
+          row.append(retry);
+        }
         if (acc.lastError) {
           const err = document.createElement("div");
           err.className = "error";
