@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -94,7 +95,9 @@ func (r Registry) Resolve(channel, accountID, chat string) (core.Route, error) {
 		}
 		route.To, route.ThreadID = to, thread
 	}
-	if route.To == "" || strings.ContainsAny(route.To, " \t\r\n") {
+	// Any Unicode space, not only ASCII's: a no-break space pasted from a
+	// chat app is as unusable in a chat id as a plain one.
+	if route.To == "" || strings.ContainsFunc(route.To, unicode.IsSpace) {
 		return core.Route{}, fmt.Errorf("%s chat %q is not a usable chat id", d.DisplayName(), chat)
 	}
 	return route, nil

@@ -92,11 +92,12 @@ type unit struct {
 	tracker *bridges.Tracker
 
 	// Guarded by Supervisor.mu.
-	run      *runState // the running loop, nil while stopped
-	restarts int
-	retryAt  time.Time
-	lastRun  *runState // the loop that ran last, for Close
-	reported bridges.State
+	run       *runState // the running loop, nil while stopped
+	restarts  int
+	retryAt   time.Time
+	lastRun   *runState // the loop that ran last, for Close
+	reported  bridges.State
+	connected bool // the current Start reported StateConnected at some point
 }
 
 // runState is one run loop of a unit, from StartBridge (or Start) to its
@@ -165,10 +166,14 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	s.base, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	units := s.units
 	s.mu.Unlock()
-	for _, u := range units {
+	for i, u := range units {
 		if err := s.build(u); err != nil {
-			// Its held replies go to the fallback: the bridge will not come.
-			s.deps.Router.Settle(u.desc.Channel)
+			// Its held replies, and those of the bridges after it, which
+			// are not built either, go to the fallback: those bridges
+			// will not come.
+			for _, rest := range units[i:] {
+				s.deps.Router.Settle(rest.desc.Channel)
+			}
 			return err
 		}
 		s.mu.Lock()
@@ -230,18 +235,25 @@ func (s *Supervisor) startLocked(u *unit) error {
 	}
 	ctx, cancel := context.WithCancel(s.base)
 	rs := &runState{cancel: cancel, done: make(chan struct{})}
+	prev := u.lastRun
 	u.run, u.lastRun, u.retryAt = rs, rs, time.Time{}
-	go s.loop(ctx, u, rs)
+	go s.loop(ctx, u, rs, prev)
 	return nil
 }
 
-// loop runs u's Start until ctx ends or a terminal state parks it.
-func (s *Supervisor) loop(ctx context.Context, u *unit, rs *runState) {
+// loop runs u's Start until ctx ends or a terminal state parks it. prev is
+// the loop that ran before (nil for the first): it may still be setting its
+// final state after giving up u.run, so this one waits for it, lest that
+// state overwrite this run's.
+func (s *Supervisor) loop(ctx context.Context, u *unit, rs *runState, prev *runState) {
 	defer close(rs.done)
+	if prev != nil {
+		<-prev.done
+	}
 	sink := &unitSink{gate: u.gate, s: s, u: u}
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
-		u.reported = ""
+		u.reported, u.connected = "", false
 		s.mu.Unlock()
 		s.setState(u, bridges.StateStarting, nil)
 		err := u.bridge.Start(ctx, sink)
@@ -250,7 +262,7 @@ func (s *Supervisor) loop(ctx context.Context, u *unit, rs *runState) {
 			return
 		}
 		s.mu.Lock()
-		reported := u.reported
+		reported, connected := u.reported, u.connected
 		s.mu.Unlock()
 		if reported.Terminal() {
 			// The bridge said why; it stays down until the owner acts.
@@ -262,7 +274,9 @@ func (s *Supervisor) loop(ctx context.Context, u *unit, rs *runState) {
 			s.finish(u, rs, reported, nil)
 			return
 		}
-		if reported == bridges.StateConnected {
+		if connected {
+			// Even if it lost the connection before returning: the
+			// failures in a row that the backoff counts start over.
 			attempt = 0
 		}
 		if err == nil {
@@ -329,6 +343,9 @@ func (k *unitSink) State(st bridges.State, err error) {
 	}
 	k.s.mu.Lock()
 	k.u.reported = st
+	if st == bridges.StateConnected {
+		k.u.connected = true
+	}
 	k.s.mu.Unlock()
 	k.gate.State(st, err)
 }
