@@ -198,6 +198,9 @@ func (s *Supervisor) build(u *unit) error {
 		return fmt.Errorf("%s: %w", u.desc.Channel, err)
 	}
 	if b.Name() != u.desc.Channel {
+		if c, ok := b.(io.Closer); ok {
+			_ = c.Close()
+		}
 		return fmt.Errorf("channels: the %s descriptor built a bridge named %q", u.desc.Channel, b.Name())
 	}
 	tracker := bridges.NewTracker(b.Name(), b.AccountID(), s.opts.Now, s.opts.OnState)
@@ -430,9 +433,14 @@ func (s *Supervisor) StartBridge(channel, accountID string) error {
 
 // Stop stops every bridge, waits for their Starts to return (or ctx to
 // end), then closes the bridges that hold resources (io.Closer). A
-// bridge still running when ctx ends is not closed.
+// bridge still running when ctx ends is not closed. A second Stop does
+// nothing.
 func (s *Supervisor) Stop(ctx context.Context) error {
 	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
 	s.stopped = true
 	if s.cancel != nil {
 		s.cancel()
