@@ -53,7 +53,10 @@ type Sink interface {
 	// duplicate; only then may the bridge acknowledge it to the platform
 	// (commit the Telegram offset, answer Slack's HTTP request). An error
 	// means nothing was accepted: the bridge must not acknowledge, so the
-	// platform redelivers.
+	// platform redelivers. Deliver may be called for the message's chat
+	// before Submit returns (a pairing code, or a turn that finished
+	// first): a platform protocol must allow a reply before the
+	// acknowledgement.
 	Submit(ctx context.Context, msg Inbound) error
 	// State reports a connection state change, with the error that caused
 	// it (nil for starting, connected and stopped).

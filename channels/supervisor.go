@@ -126,15 +126,23 @@ func NewSupervisor(opts SupervisorOptions, deps SupervisorDeps) *Supervisor {
 }
 
 // Add registers a bridge to run: its descriptor and its configuration
-// section. Replies for its channel are held by the router from now until
-// the bridge is built (Start), so a reply a restart interrupted waits for
-// it. Call it before Start.
+// section, which it validates when the section has a Validate method (a
+// section built in Go gets the checks the configuration loader makes).
+// Add runs the bridge whether or not the section says it is enabled: the
+// caller picks the bridges to run. Replies for its channel are held by the
+// router from now until the bridge is built (Start), so a reply a restart
+// interrupted waits for it. Call it before Start.
 func (s *Supervisor) Add(desc bridges.Descriptor, section bridges.Section) error {
 	if desc.Channel == "" || desc.New == nil {
 		return fmt.Errorf("channels: bridge descriptor %q has no channel name or no constructor", desc.Channel)
 	}
 	if section == nil {
 		return fmt.Errorf("channels: the %s bridge has no configuration section", desc.Channel)
+	}
+	if v, ok := section.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("channels.%s: %w", desc.Channel, err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -3,9 +3,13 @@ package arch_test
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,14 +144,36 @@ var daemonOnly = []string{
 
 type listedPackage struct {
 	ImportPath string
+	Dir        string
+	GoFiles    []string
 	Imports    []string
 	Deps       []string
+}
+
+// declaresDescriptor reports a package that registers a bridge (a func
+// Descriptor in its non-test files): a bridge adapter wherever it lives,
+// such as examples/linebridge.
+func (p listedPackage) declaresDescriptor(t *testing.T) bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && fn.Name.Name == "Descriptor" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // listPackages runs go list over the module.
 func listPackages(t *testing.T, root string) []listedPackage {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,Imports,Deps", "./...")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
@@ -203,7 +229,7 @@ func TestImportsFollowTheLayering(t *testing.T) {
 		from, _ := local(p.ImportPath)
 		table, known := allowedImports[from]
 		switch {
-		case bridgeAdapter(from):
+		case bridgeAdapter(from) || p.declaresDescriptor(t):
 			table, known = bridgeSideAllowed, true
 		case platformFake(from):
 			table, known = map[string]string{
@@ -244,14 +270,15 @@ func TestImportsFollowTheLayering(t *testing.T) {
 }
 
 // TestBridgeSideStaysFreeOfTheDaemon: go list -deps of the bridge
-// contract, every adapter, every platform fake and the bridges' test kit
-// excludes the dispatcher, the store, the agent and both model SDKs.
+// contract, every adapter (any package that declares a Descriptor, the
+// example's too), every platform fake and the bridges' test kit excludes
+// the dispatcher, the store, the agent and both model SDKs.
 func TestBridgeSideStaysFreeOfTheDaemon(t *testing.T) {
 	pkgs := listPackages(t, moduleRoot(t))
 	checked := 0
 	for _, p := range pkgs {
 		rel, _ := local(p.ImportPath)
-		if !(rel == "bridges" || rel == "bridges/bridgetest" || rel == "bridges/markup" || bridgeAdapter(rel) || platformFake(rel)) {
+		if !(rel == "bridges" || rel == "bridges/bridgetest" || rel == "bridges/markup" || bridgeAdapter(rel) || platformFake(rel) || p.declaresDescriptor(t)) {
 			continue
 		}
 		checked++
@@ -265,7 +292,7 @@ func TestBridgeSideStaysFreeOfTheDaemon(t *testing.T) {
 			t.Errorf("%s depends on %s (go list -deps); the bridge side must build without the daemon", rel, strings.Join(found, ", "))
 		}
 	}
-	if checked < 11 {
-		t.Errorf("checked %d bridge-side packages; want the contract, bridgetest, markup, 4 adapters and 4 fakes", checked)
+	if checked < 12 {
+		t.Errorf("checked %d bridge-side packages; want the contract, bridgetest, markup, 4 adapters, 4 fakes and the example bridge", checked)
 	}
 }
