@@ -282,7 +282,7 @@ func (s *Supervisor) loop(ctx context.Context, u *unit, rs *runState, prev *runS
 			}
 			s.log.Warn("bridge stopped and will not be restarted; fix the cause, then restart it",
 				"channel", u.desc.Channel, "state", string(reported), "err", err)
-			s.finish(u, rs, reported, nil)
+			s.finish(u, rs, reported, err)
 			return
 		}
 		if connected {
