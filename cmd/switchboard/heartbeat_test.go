@@ -66,6 +66,30 @@ channels:
 	defer c.Close()
 	beat := func() heartbeat.Event {
 		t.Helper()
+		// The previous heartbeat's event can arrive before its turn has
+		// released the session; a beat that found it busy would be skipped
+		// (requests-in-flight) and retried a second later, which is not
+		// what this test is about. Wait for the session to be free.
+		for {
+			raw, err := c.Call(ctx, "health", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var h struct {
+				Queue struct{ Active int } `json:"queue"`
+			}
+			if err := json.Unmarshal(raw, &h); err != nil {
+				t.Fatal(err)
+			}
+			if h.Queue.Active == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the session stayed busy: %v", ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 		clock.Advance(time.Minute)
 		ev, err := c.Next(ctx, func(e client.Event) bool { return e.Name == "heartbeat" })
 		if err != nil {
