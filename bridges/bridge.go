@@ -6,10 +6,8 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 )
 
-// MessageID is a platform's id of one message, as text (Telegram's
-// message_id, Slack's ts, a Discord snowflake, a WhatsApp stanza id). It is
-// only meaningful together with the chat (core.Route.To) it is in.
-type MessageID string
+// MessageID is a platform's id of one message; see core.MessageID.
+type MessageID = core.MessageID
 
 // Bridge is the contract every chat-platform adapter implements. The
 // required part is small; capabilities a platform may lack (typing,

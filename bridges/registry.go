@@ -87,17 +87,17 @@ func (r Registry) Resolve(channel, accountID, chat string) (core.Route, error) {
 	if !ok {
 		return core.Route{}, fmt.Errorf("no bridge provides channel %q (known: %s)", channel, r.known())
 	}
-	route := core.Route{Channel: d.Channel, AccountID: accountID, To: strings.TrimSpace(chat)}
+	route := core.Route{Channel: core.ChannelName(d.Channel), AccountID: core.AccountID(accountID), To: core.ChatID(strings.TrimSpace(chat))}
 	if d.ParseChat != nil {
-		to, thread, err := d.ParseChat(route.To)
+		to, thread, err := d.ParseChat(string(route.To))
 		if err != nil {
 			return core.Route{}, fmt.Errorf("%s chat %q: %w (write %s)", d.DisplayName(), chat, err, d.TargetHelp)
 		}
-		route.To, route.ThreadID = to, thread
+		route.To, route.ThreadID = core.ChatID(to), thread
 	}
 	// Any Unicode space, not only ASCII's: a no-break space pasted from a
 	// chat app is as unusable in a chat id as a plain one.
-	if route.To == "" || strings.ContainsFunc(route.To, unicode.IsSpace) {
+	if route.To == "" || strings.ContainsFunc(string(route.To), unicode.IsSpace) {
 		return core.Route{}, fmt.Errorf("%s chat %q is not a usable chat id", d.DisplayName(), chat)
 	}
 	return route, nil
@@ -106,8 +106,8 @@ func (r Registry) Resolve(channel, accountID, chat string) (core.Route, error) {
 // IsDirect implements core.Targets; a channel no bridge provides has no
 // direct chats it can name.
 func (r Registry) IsDirect(route core.Route) bool {
-	d, ok := r.Lookup(route.Channel)
-	return ok && d.IsDirect != nil && d.IsDirect(route.To)
+	d, ok := r.Lookup(string(route.Channel))
+	return ok && d.IsDirect != nil && d.IsDirect(string(route.To))
 }
 
 // TargetHelp lists how targets are written on every channel, in registry

@@ -260,10 +260,10 @@ func FuzzRegistryParseTarget(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, ok := r.Lookup(route.Channel); !ok || route.Channel != strings.ToLower(route.Channel) {
+		if _, ok := r.Lookup(string(route.Channel)); !ok || route.Channel != core.ChannelName(strings.ToLower(string(route.Channel))) {
 			t.Fatalf("ParseTarget(%q) = %+v: not a channel of the registry", s, route)
 		}
-		if route.To == "" || strings.ContainsFunc(route.To, unicode.IsSpace) {
+		if route.To == "" || strings.ContainsFunc(string(route.To), unicode.IsSpace) {
 			t.Fatalf("ParseTarget(%q) = %+v: no usable chat", s, route)
 		}
 	})

@@ -132,7 +132,7 @@ func (g *Gate) Submit(ctx context.Context, msg bridges.Inbound) error {
 	case Skip:
 		if g.History != nil {
 			g.History.Add(msg.HistoryKey, core.HistoryEntry{
-				Sender: in.Sender.Label(), Body: in.Body, TimestampMs: in.Timestamp, MessageID: in.MessageID,
+				Sender: in.Sender.Label(), Body: in.Body, TimestampMs: in.Timestamp, MessageID: string(in.MessageID),
 			}, g.Access.HistoryLimitOrDefault())
 		}
 		return nil

@@ -80,7 +80,7 @@ func newGateRig(t *testing.T, access bridges.Access) *gateRig {
 func dmFrom(id, text string) bridges.Inbound {
 	return bridges.Inbound{Message: &core.Inbound{
 		ChatType: core.ChatDirect, Body: text, Sender: core.Sender{ID: id, Name: "User " + id},
-		Route: core.Route{Channel: "telegram", To: id},
+		Route: core.Route{Channel: "telegram", To: core.ChatID(id)},
 	}}
 }
 
@@ -150,7 +150,7 @@ func TestGateGroupHistoryFeedsNextMention(t *testing.T) {
 	msg := func(id, text string, mentioned bool) bridges.Inbound {
 		return bridges.Inbound{
 			Message: &core.Inbound{
-				ChatType: core.ChatGroup, Body: text, MessageID: id, WasMentioned: mentioned,
+				ChatType: core.ChatGroup, Body: text, MessageID: core.MessageID(id), WasMentioned: mentioned,
 				Sender: core.Sender{ID: "7", Name: "Bob"}, Route: core.Route{Channel: "telegram", To: "-100"},
 			},
 			GroupID: "-100", HistoryKey: "telegram:default:group:-100", CanDetectMention: true,
@@ -231,7 +231,7 @@ func TestGateSystemEventsFollowThePolicy(t *testing.T) {
 		return bridges.Inbound{
 			Message: &core.Inbound{
 				SessionKey: core.SessionKey("agent:main:telegram:group:" + id), ChatType: core.ChatGroup,
-				Sender: core.Sender{ID: "7"}, Route: core.Route{Channel: "telegram", To: id},
+				Sender: core.Sender{ID: "7"}, Route: core.Route{Channel: "telegram", To: core.ChatID(id)},
 			},
 			GroupID: id, CanDetectMention: true,
 		}

@@ -93,7 +93,7 @@ func (t *MessageTool) Execute(ctx context.Context, call tools.Call, _ func(tools
 
 // describeRoute names a route for the model.
 func describeRoute(r core.Route) string {
-	s := r.Channel + ":" + r.To
+	s := string(r.Channel) + ":" + string(r.To)
 	if r.ThreadID != "" {
 		s += " (thread " + r.ThreadID + ")"
 	}

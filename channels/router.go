@@ -121,7 +121,7 @@ func routeKey(channel, accountID string) string {
 // "<runId>:<reply index>", so a delivery repeated after a crash resends
 // only the chunks that were not sent.
 func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
-	rt, ok, err := r.route(ctx, d.Route.Channel, d.Route.AccountID)
+	rt, ok, err := r.route(ctx, string(d.Route.Channel), string(d.Route.AccountID))
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func TestRouterHoldsDeliveriesForExpectedBridges(t *testing.T) {
 	r.Expect("telegram")
 	r.Expect("slack")
 	del := func(channel string) queue.Delivery {
-		return queue.Delivery{RunID: "run-1", Route: core.Route{Channel: channel, To: "42"}, Replies: []core.ReplyPayload{{Text: "hi"}}}
+		return queue.Delivery{RunID: "run-1", Route: core.Route{Channel: core.ChannelName(channel), To: "42"}, Replies: []core.ReplyPayload{{Text: "hi"}}}
 	}
 	done := make(chan error, 1)
 	go func() { done <- r.Deliver(t.Context(), del("telegram")) }()

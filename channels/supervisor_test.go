@@ -308,7 +308,7 @@ type fallback struct {
 func (f *fallback) Deliver(_ context.Context, d queue.Delivery) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.got = append(f.got, d.Route.Channel+":"+d.Route.To)
+	f.got = append(f.got, string(d.Route.Channel)+":"+string(d.Route.To))
 	return nil
 }
 
@@ -731,7 +731,7 @@ func TestSupervisorStartFailsWhenABridgeCannotBeBuilt(t *testing.T) {
 		go func() {
 			ctx, cancel := context.WithTimeout(t.Context(), bridgetest.WaitFor)
 			defer cancel()
-			done <- r.router.Deliver(ctx, queue.Delivery{Route: core.Route{Channel: channel, To: "42"}, Replies: []core.ReplyPayload{{Text: "hi"}}})
+			done <- r.router.Deliver(ctx, queue.Delivery{Route: core.Route{Channel: core.ChannelName(channel), To: "42"}, Replies: []core.ReplyPayload{{Text: "hi"}}})
 		}()
 		return done
 	}

@@ -48,7 +48,7 @@ func (t *Typing) RunStarted(info queue.RunInfo) {
 	if info.Kind != "" && info.Kind != core.InboundUser {
 		return // heartbeats and cron runs do not type
 	}
-	b, ok := t.Router.Bridge(info.Route.Channel, info.Route.AccountID)
+	b, ok := t.Router.Bridge(string(info.Route.Channel), string(info.Route.AccountID))
 	if !ok {
 		return
 	}

@@ -30,14 +30,14 @@ func (*presenceBridge) Status() bridges.Status { return bridges.Status{} }
 func (b *presenceBridge) Typing(_ context.Context, r core.Route) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.log = append(b.log, "typing "+r.To)
+	b.log = append(b.log, "typing "+string(r.To))
 	return nil
 }
 
 func (b *presenceBridge) StopTyping(_ context.Context, r core.Route) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.log = append(b.log, "stop "+r.To)
+	b.log = append(b.log, "stop "+string(r.To))
 	return nil
 }
 

@@ -364,7 +364,7 @@ const ModulePath = "github.com/switchboardhq/switchboard"
 // name no channel section: a typo there would send alerts nowhere.
 func (c Config) checkTargets(report func(path, msg string)) {
 	names := c.Channels.Names()
-	known := append([]string{core.WebchatChannel}, names...)
+	known := append([]string{string(core.WebchatChannel)}, names...)
 	check := func(path, channel string, also ...string) {
 		if channel == "" || slices.Contains(known, channel) || slices.Contains(also, channel) {
 			return

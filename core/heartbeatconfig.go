@@ -14,7 +14,7 @@ const DefaultHeartbeatEvery = 30 * time.Minute
 
 // heartbeatTargets are the values of HeartbeatConfig.Target that are not
 // a bridge's channel; the configuration checks that any other names one.
-var heartbeatTargets = []string{"", "none", "last", WebchatChannel}
+var heartbeatTargets = []string{"", "none", "last", string(WebchatChannel)}
 
 // HeartbeatConfig is agents.defaults.heartbeat: the agent's periodic
 // heartbeat turn (openclaw-facts §6.1). The heartbeat prompt runs as a user

@@ -2,7 +2,7 @@ package core
 
 // WebchatChannel is the channel of conversations in the gateway's web chat
 // and of its clients (chat.send): the one channel that is not a bridge.
-const WebchatChannel = "webchat"
+const WebchatChannel ChannelName = "webchat"
 
 // Route says where a conversation lives on its platform, so replies go back
 // to the same bridge, chat and thread. It is the trusted part of an inbound
@@ -11,12 +11,12 @@ const WebchatChannel = "webchat"
 type Route struct {
 	// Channel is the bridge's channel name (its configuration key under
 	// channels:), or WebchatChannel.
-	Channel string `json:"channel"`
+	Channel ChannelName `json:"channel"`
 	// AccountID names the bot account on that channel ("default" for one).
-	AccountID string `json:"accountId,omitempty"`
+	AccountID AccountID `json:"accountId,omitempty"`
 	// To is the platform chat id the reply goes to (Telegram chat id, Slack
 	// channel id, Discord channel id, WhatsApp JID).
-	To string `json:"to"`
+	To ChatID `json:"to"`
 	// ThreadID is the platform thread or topic to reply in, if any.
 	ThreadID string `json:"threadId,omitempty"`
 }
@@ -62,9 +62,9 @@ type Inbound struct {
 	// consumed directive removed.
 	Body string `json:"body"`
 	// MessageID is the platform message id; for a debounced batch, the last.
-	MessageID string `json:"messageId,omitempty"`
+	MessageID MessageID `json:"messageId,omitempty"`
 	// MessageIDs lists every platform message id of a debounced batch.
-	MessageIDs []string `json:"messageIds,omitempty"`
+	MessageIDs []MessageID `json:"messageIds,omitempty"`
 	// Timestamp is when the platform says the message was sent, in Unix ms.
 	Timestamp int64 `json:"timestamp,omitempty"`
 

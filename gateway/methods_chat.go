@@ -152,7 +152,7 @@ func (s *Server) inbound(c *conn, key core.SessionKey, body, messageID string) c
 		Kind: core.InboundUser, AgentID: key.AgentID(), SessionKey: key,
 		Route:    core.Route{Channel: webchatChannel, To: webchatChannel},
 		ChatType: core.ChatDirect, Surface: webchatChannel,
-		Body: body, MessageID: messageID, Timestamp: s.now().UnixMilli(),
+		Body: body, MessageID: core.MessageID(messageID), Timestamp: s.now().UnixMilli(),
 		Sender: core.Sender{ID: senderID, Name: displayName(c.params.Client)},
 	}
 }
@@ -389,7 +389,7 @@ func (s *Server) mAgent(ctx context.Context, c *conn, req protocol.RequestFrame)
 			return nil, protocol.InvalidRequest("deliver needs a destination: set to (and channel), or bestEffortDeliver to run without delivery", nil)
 		}
 		if p.To != "" {
-			in.Route = core.Route{Channel: p.Channel, AccountID: p.AccountID, To: p.To, ThreadID: p.ThreadID}
+			in.Route = core.Route{Channel: core.ChannelName(p.Channel), AccountID: core.AccountID(p.AccountID), To: core.ChatID(p.To), ThreadID: p.ThreadID}
 		}
 	}
 
@@ -518,7 +518,7 @@ func (s *Server) mSend(ctx context.Context, _ *conn, req protocol.RequestFrame) 
 		if err != nil {
 			return nil, invalidParams(req.Method, err.Error())
 		}
-		p.Channel, p.To, p.AccountID = r.Channel, r.To, r.AccountID
+		p.Channel, p.To, p.AccountID = string(r.Channel), string(r.To), string(r.AccountID)
 		if p.ThreadID == "" {
 			p.ThreadID = r.ThreadID
 		}
@@ -547,7 +547,7 @@ func (s *Server) mSend(ctx context.Context, _ *conn, req protocol.RequestFrame) 
 	}
 	err := b.Deliverer.Deliver(ctx, queue.Delivery{
 		Kind: queue.DeliveryNotice, SessionKey: key,
-		Route:   core.Route{Channel: p.Channel, AccountID: p.AccountID, To: p.To, ThreadID: p.ThreadID},
+		Route:   core.Route{Channel: core.ChannelName(p.Channel), AccountID: core.AccountID(p.AccountID), To: core.ChatID(p.To), ThreadID: p.ThreadID},
 		Replies: []core.ReplyPayload{{Text: p.Message, MediaURLs: media}},
 	})
 	if err != nil {
@@ -566,5 +566,5 @@ func (s *Server) parseTarget(target string) (core.Route, error) {
 	}
 	channel, chat, _ := strings.Cut(target, ":")
 	channel, account, _ := strings.Cut(channel, "#")
-	return core.Route{Channel: strings.ToLower(channel), AccountID: account, To: chat}, nil
+	return core.Route{Channel: core.ChannelName(strings.ToLower(channel)), AccountID: core.AccountID(account), To: core.ChatID(chat)}, nil
 }

@@ -42,7 +42,7 @@ func rowOf(e core.SessionEntry) sessionRow {
 		r.UpdatedAt = &u
 	}
 	if e.LastRoute != nil {
-		r.Surface = e.LastRoute.Channel
+		r.Surface = string(e.LastRoute.Channel)
 	}
 	return r
 }

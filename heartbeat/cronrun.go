@@ -207,8 +207,8 @@ func (c *Cron) deliver(j *Job, runID string, a *activeRun, r *result) {
 			err = errors.New("no deliverer")
 			break
 		}
-		route := core.Route{Channel: d.Channel, To: d.To, AccountID: d.AccountID}
-		if c.deps.Targets != nil && d.Channel != core.WebchatChannel {
+		route := core.Route{Channel: core.ChannelName(d.Channel), To: core.ChatID(d.To), AccountID: core.AccountID(d.AccountID)}
+		if c.deps.Targets != nil && d.Channel != string(core.WebchatChannel) {
 			if route, err = c.deps.Targets.Resolve(d.Channel, d.AccountID, d.To); err != nil {
 				break
 			}

@@ -128,7 +128,7 @@ func (t *CronTool) add(ctx context.Context, call tools.Call, str func(string) st
 		if r.Channel == "" || r.To == "" {
 			return tools.Result{}, errors.New("this conversation has no chat to deliver to; use deliver none")
 		}
-		spec.Delivery = &Delivery{Mode: DeliveryAnnounce, Channel: r.Channel, To: r.To, AccountID: r.AccountID}
+		spec.Delivery = &Delivery{Mode: DeliveryAnnounce, Channel: string(r.Channel), To: string(r.To), AccountID: string(r.AccountID)}
 	}
 	j, err := t.Cron.Add(ctx, spec)
 	if err != nil {

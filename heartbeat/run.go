@@ -73,7 +73,7 @@ func (r *Runner) run(ctx context.Context, trigger string, start time.Time) Event
 		return skipped(reason)
 	}
 	route, target := r.target(ctx)
-	ev := Event{Channel: route.Channel, To: route.To, AccountID: route.AccountID}
+	ev := Event{Channel: string(route.Channel), To: string(route.To), AccountID: string(route.AccountID)}
 
 	r.mu.Lock()
 	r.seq++
@@ -278,12 +278,12 @@ func (r *Runner) target(ctx context.Context) (core.Route, bool) {
 		}
 		route := *e.LastRoute
 		if account != "" {
-			route.AccountID = account
+			route.AccountID = core.AccountID(account)
 		}
 		if cfg.To == "" {
 			return route, route.Channel != "" && route.To != ""
 		}
-		channel, account = route.Channel, route.AccountID
+		channel, account = string(route.Channel), string(route.AccountID)
 	}
 	route, err := r.resolve(channel, account, cfg.To)
 	if err != nil {
@@ -296,8 +296,8 @@ func (r *Runner) target(ctx context.Context) (core.Route, bool) {
 // resolve reads a chat on channel through Targets (web chat, which no
 // bridge provides, and a daemon without Targets take it as written).
 func (r *Runner) resolve(channel, account, to string) (core.Route, error) {
-	if r.deps.Targets == nil || channel == core.WebchatChannel {
-		return core.Route{Channel: channel, AccountID: account, To: to}, nil
+	if r.deps.Targets == nil || channel == string(core.WebchatChannel) {
+		return core.Route{Channel: core.ChannelName(channel), AccountID: core.AccountID(account), To: core.ChatID(to)}, nil
 	}
 	return r.deps.Targets.Resolve(channel, account, to)
 }

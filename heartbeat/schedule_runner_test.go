@@ -93,7 +93,7 @@ func TestBusyMainLaneSkips(t *testing.T) {
 	for i := range 5 {
 		r.provider.Push(llmtest.Text("x").Gated(gate))
 		key := core.SessionKey(fmt.Sprintf("agent:main:telegram:direct:%d", i))
-		if _, err := r.disp.Submit(context.Background(), core.Inbound{SessionKey: key, Route: core.Route{Channel: "telegram", To: "1"}, Body: "hi", MessageID: fmt.Sprint(i)}); err != nil {
+		if _, err := r.disp.Submit(context.Background(), core.Inbound{SessionKey: key, Route: core.Route{Channel: "telegram", To: "1"}, Body: "hi", MessageID: core.MessageID(fmt.Sprint(i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,8 +132,8 @@ func TestHeartbeatUserRace(t *testing.T) {
 				key = core.SessionKey(fmt.Sprintf("agent:main:telegram:direct:%d", s))
 			}
 			for m := range perSession {
-				in := core.Inbound{SessionKey: key, Route: core.Route{Channel: "telegram", To: fmt.Sprint(s)}, ChatType: core.ChatDirect,
-					Body: fmt.Sprintf("msg %d/%d", s, m), MessageID: fmt.Sprintf("%d-%d", s, m)}
+				in := core.Inbound{SessionKey: key, Route: core.Route{Channel: "telegram", To: core.ChatID(fmt.Sprint(s))}, ChatType: core.ChatDirect,
+					Body: fmt.Sprintf("msg %d/%d", s, m), MessageID: core.MessageID(fmt.Sprintf("%d-%d", s, m))}
 				if _, err := r.disp.SubmitWith(context.Background(), in, queue.SubmitOptions{Mode: queue.ModeFollowup}); err != nil {
 					t.Error(err)
 					return

@@ -100,7 +100,7 @@ func BenchmarkSubmitThroughput(b *testing.B) {
 			key := core.SessionKey(fmt.Sprintf("agent:main:bench:direct:%d", n%10000))
 			t0 := time.Now()
 			rc, err := d.Submit(context.Background(), core.Inbound{
-				SessionKey: key, Route: core.Route{Channel: "bench", To: string(key)}, Body: "hi", MessageID: id,
+				SessionKey: key, Route: core.Route{Channel: "bench", To: core.ChatID(string(key))}, Body: "hi", MessageID: core.MessageID(id),
 			})
 			if err != nil {
 				b.Error(err)
@@ -146,7 +146,7 @@ func BenchmarkSubmitLatencyAt5k(b *testing.B) {
 			key := core.SessionKey(fmt.Sprintf("agent:main:bench:direct:%d", i%10000))
 			t0 := time.Now()
 			if _, err := d.Submit(context.Background(), core.Inbound{
-				SessionKey: key, Route: core.Route{Channel: "bench", To: string(key)}, Body: "hi", MessageID: fmt.Sprintf("m%d", i),
+				SessionKey: key, Route: core.Route{Channel: "bench", To: core.ChatID(string(key))}, Body: "hi", MessageID: core.MessageID(fmt.Sprintf("m%d", i)),
 			}); err != nil {
 				b.Error(err)
 			}
@@ -174,7 +174,7 @@ func BenchmarkIdleSessionFootprint(b *testing.B) {
 	b.ResetTimer()
 	for i := range sessions {
 		key := core.SessionKey(fmt.Sprintf("agent:main:bench:direct:%d", i))
-		if _, err := d.Submit(context.Background(), core.Inbound{SessionKey: key, Route: core.Route{Channel: "bench", To: string(key)}, Body: "hi"}); err != nil {
+		if _, err := d.Submit(context.Background(), core.Inbound{SessionKey: key, Route: core.Route{Channel: "bench", To: core.ChatID(string(key))}, Body: "hi"}); err != nil {
 			b.Fatal(err)
 		}
 	}

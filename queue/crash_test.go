@@ -193,10 +193,10 @@ func crashChild() int {
 			for s := range crashSessions {
 				in := core.Inbound{
 					SessionKey: core.SessionKey(fmt.Sprintf("agent:main:test:direct:s%d", s)),
-					Route:      core.Route{Channel: "test", To: fmt.Sprintf("s%d", s)},
+					Route:      core.Route{Channel: "test", To: core.ChatID(fmt.Sprintf("s%d", s))},
 					ChatType:   core.ChatDirect,
 					Body:       fmt.Sprintf("s%d batch %d message %d", s, b, i),
-					MessageID:  fmt.Sprintf("s%d-%d-%d", s, b, i),
+					MessageID:  core.MessageID(fmt.Sprintf("s%d-%d-%d", s, b, i)),
 				}
 				if _, err := d.Submit(ctx, in); err != nil {
 					fmt.Fprintln(os.Stderr, "submit:", err)
@@ -251,10 +251,10 @@ func verifyCrashRun(t *testing.T, dir string, kills, batches int) {
 		if err := json.Unmarshal(e.Inbound, &rec); err != nil {
 			t.Fatal(err)
 		}
-		if _, dup := byMsg[rec.Inbound.MessageID]; dup {
+		if _, dup := byMsg[string(rec.Inbound.MessageID)]; dup {
 			t.Errorf("message %s was accepted twice", rec.Inbound.MessageID)
 		}
-		byMsg[rec.Inbound.MessageID] = e
+		byMsg[string(rec.Inbound.MessageID)] = e
 		if e.State != store.JournalDone {
 			t.Errorf("message %s ended %s (%s)", rec.Inbound.MessageID, e.State, e.Note)
 		}

@@ -161,11 +161,11 @@ func (c *RecentIDs) push(s recentSlot) {
 // and "|" inside a part escaped by a backslash so that different routes can
 // never share a key. It returns "" when messageID is empty: a message
 // without an id cannot be recognised again.
-func DedupeKey(route core.Route, messageID string) string {
+func DedupeKey(route core.Route, messageID core.MessageID) string {
 	if messageID == "" {
 		return ""
 	}
-	parts := [...]string{route.Channel, route.To, route.AccountID, route.ThreadID, messageID}
+	parts := [...]string{string(route.Channel), string(route.To), string(route.AccountID), route.ThreadID, string(messageID)}
 	n, escapes := len(parts)-1, 0
 	for _, part := range parts {
 		n += len(part)

@@ -205,7 +205,7 @@ func TestDedupeKey(t *testing.T) {
 func BenchmarkRecentIDs(b *testing.B) {
 	keys := make([]string, 20_000)
 	for i := range keys {
-		keys[i] = DedupeKey(core.Route{Channel: "telegram", To: "-100" + strconv.Itoa(i%50)}, strconv.Itoa(i))
+		keys[i] = DedupeKey(core.Route{Channel: "telegram", To: core.ChatID("-100" + strconv.Itoa(i%50))}, core.MessageID(strconv.Itoa(i)))
 	}
 	b.Run("seen new keys at capacity", func(b *testing.B) {
 		c := NewRecentIDs()

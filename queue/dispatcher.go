@@ -54,7 +54,7 @@ type Delivery struct {
 	Route core.Route `json:"route"`
 	// ReplyToMessageID is the inbound message being answered (the last of
 	// a batch), for native reply threading.
-	ReplyToMessageID string `json:"replyToMessageId,omitempty"`
+	ReplyToMessageID core.MessageID `json:"replyToMessageId,omitempty"`
 	// Batched reports a turn that answered several queued messages
 	// (replyToMode "batched").
 	Batched bool `json:"batched,omitempty"`
@@ -383,5 +383,5 @@ func (d *Dispatcher) settings(rec *record) Settings {
 	d.mu.Lock()
 	session := d.overrides[rec.Inbound.SessionKey]
 	d.mu.Unlock()
-	return Resolve(rec.Override, session, d.opts.Config, rec.Inbound.Route.Channel)
+	return Resolve(rec.Override, session, d.opts.Config, string(rec.Inbound.Route.Channel))
 }

@@ -316,7 +316,7 @@ func TestPendingMessagesReplayAfterAStop(t *testing.T) {
 		h2.rec.waitFor(t, n)
 	}
 	got := h2.rec.deliveries()
-	order := []string{got[0].ReplyToMessageID, got[1].ReplyToMessageID, got[2].ReplyToMessageID}
+	order := []string{string(got[0].ReplyToMessageID), string(got[1].ReplyToMessageID), string(got[2].ReplyToMessageID)}
 	if strings.Join(order, ",") != "m1,m2,m3" {
 		t.Errorf("replayed out of order: %v", order)
 	}

@@ -256,7 +256,7 @@ func dmIn(key core.SessionKey, id, body string) core.Inbound {
 		Route:      core.Route{Channel: "telegram", To: "42"},
 		ChatType:   core.ChatDirect,
 		Body:       body,
-		MessageID:  id,
+		MessageID:  core.MessageID(id),
 		Sender:     core.Sender{ID: "42", Name: "Ada"},
 	}
 }

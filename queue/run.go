@@ -35,7 +35,7 @@ type run struct {
 	steered  []steeredItem // messages steered into it while it ran
 	turn     agent.Turn
 	route    core.Route
-	replyTo  string
+	replyTo  core.MessageID
 	lane     *lane
 	// noDeliver: the replies go to the Observers only (SubmitOptions).
 	noDeliver bool
@@ -309,7 +309,7 @@ func (d *Dispatcher) deliver(del Delivery) bool {
 
 // notice tells a chat something on Switchboard's behalf, without blocking
 // the caller.
-func (d *Dispatcher) notice(key core.SessionKey, route core.Route, replyTo, text string) {
+func (d *Dispatcher) notice(key core.SessionKey, route core.Route, replyTo core.MessageID, text string) {
 	del := Delivery{Kind: DeliveryNotice, SessionKey: key, Route: route, ReplyToMessageID: replyTo, Replies: []core.ReplyPayload{{Text: text}}}
 	d.bgWG.Add(1)
 	go func() {

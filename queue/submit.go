@@ -232,7 +232,7 @@ func (d *Dispatcher) applyDirective(ctx context.Context, in core.Inbound, dir Di
 	if len(dir.Invalid) > 0 || (!dir.Reset && dir.Override.IsZero()) {
 		// A bad token changes nothing (OpenClaw answers with the error
 		// alone); a bare /queue shows the current settings.
-		d.notice(key, in.Route, in.MessageID, dir.Describe(Resolve(Override{}, o, d.opts.Config, in.Route.Channel)))
+		d.notice(key, in.Route, in.MessageID, dir.Describe(Resolve(Override{}, o, d.opts.Config, string(in.Route.Channel))))
 		return Receipt{Disposition: DirectiveApplied}, nil
 	}
 	if dir.Reset {
@@ -257,7 +257,7 @@ func (d *Dispatcher) applyDirective(ctx context.Context, in core.Inbound, dir Di
 		d.overrides[key] = o
 	}
 	d.mu.Unlock()
-	settings := Resolve(Override{}, o, d.opts.Config, in.Route.Channel)
+	settings := Resolve(Override{}, o, d.opts.Config, string(in.Route.Channel))
 	d.notice(key, in.Route, in.MessageID, dir.Describe(settings))
 	return Receipt{Disposition: DirectiveApplied}, nil
 }

@@ -92,10 +92,10 @@ func TestDirectMessageInAndReplyOut(t *testing.T) {
 	if in.SessionKey != "agent:main:discord:direct:"+core.SessionKey(ada.ID) || in.ChatType != core.ChatDirect {
 		t.Errorf("session %q (%s), want the DM keyed by the author", in.SessionKey, in.ChatType)
 	}
-	if in.Route.To != dm.ID || in.Body != "hello there" || in.Sender.ID != ada.ID || in.Sender.Name != "Ada" || in.Sender.Username != "ada" {
+	if in.Route.To != core.ChatID(dm.ID) || in.Body != "hello there" || in.Sender.ID != ada.ID || in.Sender.Name != "Ada" || in.Sender.Username != "ada" {
 		t.Errorf("inbound = %+v", in)
 	}
-	if got.GroupID != "" || got.DedupeKey != "discord:"+srv.BotUser.ID+":message:"+in.MessageID {
+	if got.GroupID != "" || got.DedupeKey != "discord:"+srv.BotUser.ID+":message:"+string(in.MessageID) {
 		t.Errorf("group %q dedupe %q", got.GroupID, got.DedupeKey)
 	}
 
@@ -107,7 +107,7 @@ func TestDirectMessageInAndReplyOut(t *testing.T) {
 	if len(sent) != 1 || sent[0].ChannelID != dm.ID || sent[0].Content != "**hi** @everyone" {
 		t.Fatalf("sent = %+v", sent)
 	}
-	if ref := sent[0].Reference; ref == nil || ref.MessageID != in.MessageID {
+	if ref := sent[0].Reference; ref == nil || core.MessageID(ref.MessageID) != in.MessageID {
 		t.Errorf("reference = %+v, want a reply to %s", ref, in.MessageID)
 	}
 	if am := sent[0].AllowedMentions; am == nil || !slices.Equal(am.Parse, []string{"users"}) {
@@ -151,7 +151,7 @@ func TestGuildMentions(t *testing.T) {
 	}
 
 	// A reply to the bot's own message is an implicit mention.
-	rc, err := r.b.Deliver(t.Context(), bridges.Outbound{Route: core.Route{Channel: "discord", To: ch}, Text: "I said something"})
+	rc, err := r.b.Deliver(t.Context(), bridges.Outbound{Route: core.Route{Channel: "discord", To: core.ChatID(ch)}, Text: "I said something"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,10 +274,10 @@ func TestTypingAndReaction(t *testing.T) {
 	if err := r.b.React(t.Context(), in.Route, bridges.MessageID(in.MessageID), "👀"); err != nil {
 		t.Fatal(err)
 	}
-	if typing := srv.Typing(); !slices.Equal(typing, []string{in.Route.To}) {
+	if typing := srv.Typing(); !slices.Equal(typing, []string{string(in.Route.To)}) {
 		t.Errorf("typing = %q", typing)
 	}
-	if re := srv.Reactions(); len(re) != 1 || re[0].Emoji != "👀" || re[0].MessageID != in.MessageID {
+	if re := srv.Reactions(); len(re) != 1 || re[0].Emoji != "👀" || core.MessageID(re[0].MessageID) != in.MessageID {
 		t.Errorf("reactions = %+v", re)
 	}
 }

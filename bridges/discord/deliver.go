@@ -21,13 +21,13 @@ import (
 // skipped.
 func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Receipt, error) {
 	var rc bridges.Receipt
-	if user, ok := strings.CutPrefix(out.Route.To, "user:"); ok {
+	if user, ok := strings.CutPrefix(string(out.Route.To), "user:"); ok {
 		// A target named by user (discord:user:<id>): their DM channel.
 		ch, err := b.api.UserChannelCreate(user, discordgo.WithContext(ctx))
 		if err != nil {
 			return rc, fmt.Errorf("discord: opening a DM with user %s: %w", user, redact(err, b.opts.Token))
 		}
-		out.Route.To = ch.ID
+		out.Route.To = core.ChatID(ch.ID)
 	}
 	// send sends one piece built by build (which may open a file, closed
 	// by the done it returns) unless the ledger has it.
@@ -38,7 +38,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 				return "", fmt.Errorf("discord: %s: %w", what, err)
 			}
 			defer done()
-			m, err := b.api.ChannelMessageSendComplex(out.Route.To, data, discordgo.WithContext(ctx))
+			m, err := b.api.ChannelMessageSendComplex(string(out.Route.To), data, discordgo.WithContext(ctx))
 			if err != nil {
 				return "", fmt.Errorf("discord: sending %s: %w", what, redact(err, b.opts.Token))
 			}
@@ -57,7 +57,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			return nil
 		}
 		no := false
-		return &discordgo.MessageReference{MessageID: string(out.ReplyToMessageID), ChannelID: out.Route.To, FailIfNotExists: &no}
+		return &discordgo.MessageReference{MessageID: string(out.ReplyToMessageID), ChannelID: string(out.Route.To), FailIfNotExists: &no}
 	}
 	hasText := strings.TrimSpace(out.Text) != ""
 	if hasText {
@@ -97,10 +97,10 @@ func safeMentions() *discordgo.MessageAllowedMentions {
 
 // Typing implements bridges.Typer; Discord shows it for about 10 s.
 func (b *Bridge) Typing(ctx context.Context, route core.Route) error {
-	return redact(b.api.ChannelTyping(route.To, discordgo.WithContext(ctx)), b.opts.Token)
+	return redact(b.api.ChannelTyping(string(route.To), discordgo.WithContext(ctx)), b.opts.Token)
 }
 
 // React implements bridges.Reactor with a Unicode emoji.
 func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.MessageID, emoji string) error {
-	return redact(b.api.MessageReactionAdd(route.To, string(messageID), emoji, discordgo.WithContext(ctx)), b.opts.Token)
+	return redact(b.api.MessageReactionAdd(string(route.To), string(messageID), emoji, discordgo.WithContext(ctx)), b.opts.Token)
 }

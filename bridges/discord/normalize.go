@@ -39,9 +39,9 @@ func (b *Bridge) normalize(ctx context.Context, m *discordgo.Message) (bridges.I
 	native := mentionsBot(m, botID, roles)
 	in := &core.Inbound{
 		Kind: core.InboundUser, AgentID: b.opts.AgentID, Surface: Channel, SessionKey: key, ParentSessionKey: parent,
-		ChatType: kind, Body: plainContent(m, botID), MessageID: m.ID, Timestamp: m.Timestamp.UnixMilli(),
+		ChatType: kind, Body: plainContent(m, botID), MessageID: core.MessageID(m.ID), Timestamp: m.Timestamp.UnixMilli(),
 		Sender: core.Sender{ID: m.Author.ID, Name: m.Author.GlobalName, Username: m.Author.Username},
-		Route:  core.Route{Channel: Channel, AccountID: b.opts.AccountID, To: m.ChannelID},
+		Route:  core.Route{Channel: Channel, AccountID: core.AccountID(b.opts.AccountID), To: core.ChatID(m.ChannelID)},
 	}
 	if in.Sender.Name == "" {
 		in.Sender.Name = m.Author.Username

@@ -35,7 +35,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			if thread != "" {
 				opts = append(opts, slackapi.MsgOptionTS(thread))
 			}
-			ts, err := b.post(ctx, out.Route.To, opts)
+			ts, err := b.post(ctx, string(out.Route.To), opts)
 			if err != nil {
 				return "", fmt.Errorf("slack: sending chunk %d of %d: %w", i+1, len(chunks), err)
 			}
@@ -51,7 +51,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 	}
 	for j, ref := range out.MediaURLs {
 		sent, err := bridges.SendOnce(ctx, out, "m"+strconv.Itoa(j), func() (bridges.MessageID, error) {
-			id, err := b.upload(ctx, out.Route.To, thread, ref)
+			id, err := b.upload(ctx, string(out.Route.To), thread, ref)
 			if err != nil {
 				return "", fmt.Errorf("slack: sending attachment %d of %d (%s): %w", j+1, len(out.MediaURLs), mediaName(ref), b.redact(err))
 			}
@@ -86,7 +86,7 @@ func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.
 		name = strings.Trim(emoji, ":")
 	}
 	return b.redact(b.pace.call(ctx, "reactions.add", func() error {
-		return b.api.AddReactionContext(ctx, name, slackapi.ItemRef{Channel: route.To, Timestamp: string(messageID)})
+		return b.api.AddReactionContext(ctx, name, slackapi.ItemRef{Channel: string(route.To), Timestamp: string(messageID)})
 	}))
 }
 

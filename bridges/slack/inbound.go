@@ -105,9 +105,9 @@ func (b *Bridge) inbound(outer slackevents.EventsAPIEvent, c conversation, text 
 	body := inboundText(text, botID)
 	in := &core.Inbound{
 		Kind: core.InboundUser, AgentID: b.opts.AgentID, Surface: Channel, SessionKey: key, ChatType: kind,
-		Body: body, MessageID: c.TS, Timestamp: tsMillis(c.TS),
+		Body: body, MessageID: core.MessageID(c.TS), Timestamp: tsMillis(c.TS),
 		Sender:       core.Sender{ID: c.UserID},
-		Route:        core.Route{Channel: Channel, AccountID: b.opts.AccountID, To: c.ChannelID, ThreadID: c.ThreadTS},
+		Route:        core.Route{Channel: Channel, AccountID: core.AccountID(b.opts.AccountID), To: core.ChatID(c.ChannelID), ThreadID: c.ThreadTS},
 		WasMentioned: mentioned || b.mentions.Match(text),
 	}
 	msg := bridges.Inbound{Message: in, CanDetectMention: true}

@@ -351,7 +351,7 @@ func (b *Bridge) handle(ctx context.Context, sink bridges.Sink, norm normalizer,
 
 // chatID parses a route's chat id.
 func chatID(route core.Route) (int64, error) {
-	id, err := strconv.ParseInt(route.To, 10, 64)
+	id, err := strconv.ParseInt(string(route.To), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("telegram: chat id %q is not a number", route.To)
 	}

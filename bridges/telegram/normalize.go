@@ -68,14 +68,14 @@ func (n normalizer) normalize(upd *models.Update) (msg bridges.Inbound, reason s
 		Kind:      core.InboundUser,
 		AgentID:   n.agentID,
 		Surface:   Channel,
-		MessageID: strconv.Itoa(m.ID),
+		MessageID: core.MessageID(strconv.Itoa(m.ID)),
 		Timestamp: int64(m.Date) * 1000,
 		Sender: core.Sender{
 			ID:       strconv.FormatInt(m.From.ID, 10),
 			Name:     strings.TrimSpace(m.From.FirstName + " " + m.From.LastName),
 			Username: m.From.Username,
 		},
-		Route: core.Route{Channel: Channel, AccountID: n.accountID, To: chatID},
+		Route: core.Route{Channel: Channel, AccountID: core.AccountID(n.accountID), To: core.ChatID(chatID)},
 	}
 	msg = bridges.Inbound{Message: in, DedupeKey: fmt.Sprintf("telegram:%d:update:%d", n.bot.id, upd.ID)}
 

@@ -29,7 +29,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 	if err != nil {
 		return rec, err
 	}
-	to, err := ParseTarget(out.Route.To)
+	to, err := ParseTarget(string(out.Route.To))
 	if err != nil {
 		return rec, err
 	}
@@ -179,7 +179,7 @@ func (b *Bridge) presence(ctx context.Context, route core.Route, state types.Cha
 	if err != nil {
 		return err
 	}
-	to, err := ParseTarget(route.To)
+	to, err := ParseTarget(string(route.To))
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.
 	if err != nil {
 		return err
 	}
-	chat, err := ParseTarget(route.To)
+	chat, err := ParseTarget(string(route.To))
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 func route(to types.JID) core.Route {
-	return core.Route{Channel: "whatsapp", AccountID: "default", To: to.String()}
+	return core.Route{Channel: "whatsapp", AccountID: "default", To: core.ChatID(to.String())}
 }
 
 func TestDeliverConvertsMarkdownAndChunks(t *testing.T) {

@@ -77,8 +77,8 @@ func (b *Bridge) normalize(ctx context.Context, cli Client, dev *store.Device, e
 			AgentID: b.opts.AgentID, Channel: Channel, AccountID: b.opts.AccountID, Kind: kind, PeerID: peer,
 			DMScope: b.opts.Session.DMScope, IdentityLinks: b.opts.Session.IdentityLinks,
 		}),
-		MessageID: info.ID, Timestamp: info.Timestamp.UnixMilli(), Sender: sender,
-		Route: core.Route{Channel: Channel, AccountID: b.opts.AccountID, To: chat.String()},
+		MessageID: core.MessageID(info.ID), Timestamp: info.Timestamp.UnixMilli(), Sender: sender,
+		Route: core.Route{Channel: Channel, AccountID: core.AccountID(b.opts.AccountID), To: core.ChatID(chat.String())},
 	}
 	body := textOf(m)
 	ci := contextInfo(m)

@@ -71,7 +71,7 @@ func TestLIDSenderResolvedToPhoneNumber(t *testing.T) {
 	if k := got[0].Message.SessionKey; k != "agent:main:whatsapp:direct:+15557654321" {
 		t.Errorf("mapped LID keyed %q", k)
 	}
-	if got[0].Message.Route.To != lid.String() {
+	if got[0].Message.Route.To != core.ChatID(lid.String()) {
 		t.Errorf("reply goes to %q, want the chat it came from", got[0].Message.Route.To)
 	}
 	if k := got[1].Message.SessionKey; k != "agent:main:whatsapp:direct:77776665555@lid" {
@@ -189,7 +189,7 @@ func TestGroupMentionGating(t *testing.T) {
 	cli.Emit(whatsapptest.Extended(group, ada, "G6", "@15553334444 ping", other))
 	var ids []string
 	for _, in := range d.all() {
-		ids = append(ids, in.MessageID)
+		ids = append(ids, string(in.MessageID))
 	}
 	if strings.Join(ids, ",") != "G2,G3,G4,G5" {
 		t.Errorf("dispatched %v, want G2,G3,G4,G5", ids)

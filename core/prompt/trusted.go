@@ -41,13 +41,13 @@ func TrustedSystemBlockFormat(in *core.Inbound, rf *ResponseFormat) string {
 	if in != nil {
 		route, chatType, surface = in.Route, in.ChatType, in.Surface
 	}
-	channel := metaString(route.Channel)
+	channel := metaString(string(route.Channel))
 	surface = metaString(surface)
 
 	var o jsonObject
 	o.str("schema", InboundMetaSchema)
-	o.str("chat_id", metaString(route.To))
-	o.str("account_id", metaString(route.AccountID))
+	o.str("chat_id", metaString(string(route.To)))
+	o.str("account_id", metaString(string(route.AccountID)))
 	o.str("channel", firstNonEmpty(channel, surface))
 	o.str("provider", channel)
 	o.str("surface", firstNonEmpty(surface, channel))

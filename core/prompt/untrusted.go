@@ -172,21 +172,21 @@ func isDirect(t core.ChatType) bool {
 // inboundChannel is OpenClaw's resolveInboundChannel: the route's channel,
 // else the surface.
 func inboundChannel(in *core.Inbound) string {
-	return firstNonEmpty(metaString(in.Route.Channel), metaString(in.Surface))
+	return firstNonEmpty(metaString(string(in.Route.Channel)), metaString(in.Surface))
 }
 
 // messageID is the message's id, or the last of a debounced batch.
 func messageID(in *core.Inbound) string {
 	if in.MessageID != "" || len(in.MessageIDs) == 0 {
-		return in.MessageID
+		return string(in.MessageID)
 	}
-	return in.MessageIDs[len(in.MessageIDs)-1]
+	return string(in.MessageIDs[len(in.MessageIDs)-1])
 }
 
 // conversationLabel names a group chat the way OpenClaw's channels do:
 // "<title> id:<chat id>[ topic:<topic id>]", or the chat id alone.
 func conversationLabel(in *core.Inbound) string {
-	id := metaString(in.Route.To)
+	id := metaString(string(in.Route.To))
 	title := ""
 	if in.Group != nil {
 		title = metaString(firstNonEmpty(in.Group.Subject, in.Group.Channel))

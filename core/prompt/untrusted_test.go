@@ -62,7 +62,7 @@ func TestUntrustedPrefixIDs(t *testing.T) {
 	}
 	batch := base
 	batch.MessageID = ""
-	batch.MessageIDs = []string{"1", "2", "3"}
+	batch.MessageIDs = []core.MessageID{"1", "2", "3"}
 	if got := info(batch); got["message_id"] != "3" {
 		t.Errorf("debounced batch: %v", got)
 	}

@@ -55,7 +55,7 @@ func (o *Owners) IsOwner(in core.Inbound) bool {
 	if o.all {
 		return true
 	}
-	ch := strings.ToLower(in.Route.Channel)
+	ch := strings.ToLower(string(in.Route.Channel))
 	for _, id := range []string{in.Sender.ID, in.Sender.E164} {
 		if id != "" && o.senders[ch+":"+id] {
 			return true

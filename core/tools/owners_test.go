@@ -14,7 +14,7 @@ func TestOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := func(ch, id, e164 string) core.Inbound {
-		return core.Inbound{Route: core.Route{Channel: ch, To: "c"}, Sender: core.Sender{ID: id, E164: e164}}
+		return core.Inbound{Route: core.Route{Channel: core.ChannelName(ch), To: "c"}, Sender: core.Sender{ID: id, E164: e164}}
 	}
 	for _, tc := range []struct {
 		name string

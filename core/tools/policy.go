@@ -158,7 +158,7 @@ func (r compiledRule) matches(call Call) bool {
 	if len(r.Agents) > 0 && !slices.Contains(r.Agents, core.NormalizeAgentID(call.AgentID)) {
 		return false
 	}
-	if len(r.Channels) > 0 && !slices.ContainsFunc(r.Channels, func(c string) bool { return strings.EqualFold(c, call.Route.Channel) }) {
+	if len(r.Channels) > 0 && !slices.ContainsFunc(r.Channels, func(c string) bool { return strings.EqualFold(c, string(call.Route.Channel)) }) {
 		return false
 	}
 	if len(r.ChatTypes) > 0 && !slices.Contains(r.ChatTypes, call.ChatType) {
@@ -176,7 +176,7 @@ func (r compiledRule) reason(call Call) string {
 		where = append(where, "agent "+call.AgentID)
 	}
 	if len(r.Channels) > 0 {
-		where = append(where, "channel "+call.Route.Channel)
+		where = append(where, "channel "+string(call.Route.Channel))
 	}
 	if len(r.ChatTypes) > 0 {
 		where = append(where, string(call.ChatType)+" chats")

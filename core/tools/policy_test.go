@@ -53,7 +53,7 @@ func TestPolicyTable(t *testing.T) {
 			ex := &tools.Executor{Registry: reg, Hooks: tools.Hooks{Before: []tools.BeforeToolCall{p.Hook()}}}
 			msg := ex.Run(context.Background(), tools.Call{
 				ID: "c1", Name: tc.tool, AgentID: tc.agent,
-				Route: core.Route{Channel: tc.channel, To: "x"}, ChatType: tc.chat,
+				Route: core.Route{Channel: core.ChannelName(tc.channel), To: "x"}, ChatType: tc.chat,
 			}, nil)
 			text := msg.Content.Text()
 			if tc.blocked == "" {

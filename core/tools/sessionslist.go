@@ -272,7 +272,7 @@ func listItem(e core.SessionEntry) sessionsListItem {
 	// Where the session was last reached beats what the key says: a main
 	// session's key names no channel at all.
 	if e.LastRoute != nil && e.LastRoute.Channel != "" {
-		it.Channel = e.LastRoute.Channel
+		it.Channel = string(e.LastRoute.Channel)
 	}
 	return it
 }

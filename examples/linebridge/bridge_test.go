@@ -95,7 +95,7 @@ func TestInboundIsSubmittedBeforeOK(t *testing.T) {
 		t.Fatal("OK came before the sink had the message")
 	}
 	in := got[0].Message
-	want := core.Route{Channel: "line", AccountID: "default", To: chat}
+	want := core.Route{Channel: "line", AccountID: "default", To: core.ChatID(chat)}
 	if in.Route != want || in.Body != "hello" || in.MessageID != "1" || in.Sender.ID != "ada" || in.Sender.Name != "Ada" ||
 		in.SessionKey != "agent:main:line:direct:ada" || in.ChatType != core.ChatDirect || got[0].DedupeKey != "line:default:"+chat+":1" {
 		t.Errorf("submitted %+v (dedupe %q)", in, got[0].DedupeKey)
@@ -144,7 +144,7 @@ func TestDeliver(t *testing.T) {
 	c := r.dial(t)
 	chat := c.hello("ada")
 	ctx := testCtx(t)
-	route := core.Route{Channel: "line", To: chat}
+	route := core.Route{Channel: "line", To: core.ChatID(chat)}
 	out := bridges.Outbound{
 		Route:     route,
 		Text:      "**Bold** and `code`.\n\nA second paragraph, long enough to split.",

@@ -34,7 +34,7 @@ func TestTargets(t *testing.T) {
 			if !strings.Contains(err.Error(), "line:<chat>") {
 				t.Errorf("ParseTarget(%q) error %q does not say how targets are written", tc.target, err)
 			}
-		case err != nil || route != (core.Route{Channel: "line", To: tc.want}):
+		case err != nil || route != (core.Route{Channel: "line", To: core.ChatID(tc.want)}):
 			t.Errorf("ParseTarget(%q) = %+v, %v; want To %q", tc.target, route, err, tc.want)
 		case !reg.IsDirect(route):
 			t.Errorf("IsDirect(%+v) = false; every chat is direct", route)

@@ -145,7 +145,7 @@ func TestEndToEnd(t *testing.T) {
 	// which is done and carries the platform's identity of the message.
 	run := rec.wait(t, 1)[0]
 	key := core.SessionKey("agent:main:line:direct:ada")
-	if run.SessionKey != key || run.Route != (core.Route{Channel: "line", AccountID: "default", To: chat}) || len(run.EntryIDs) != 1 {
+	if run.SessionKey != key || run.Route != (core.Route{Channel: "line", AccountID: "default", To: core.ChatID(chat)}) || len(run.EntryIDs) != 1 {
 		t.Fatalf("run = %+v, want one entry of %s routed to line:%s", run, key, chat)
 	}
 	entries, err := h.Store.JournalEntries(ctx, run.EntryIDs...)

@@ -71,13 +71,13 @@ func (n normalizer) inbound(l line) bridges.Inbound {
 			AgentID: n.agentID, Channel: Channel, AccountID: n.accountID, Kind: core.ChatDirect,
 			PeerID: sender, DMScope: n.session.DMScope, IdentityLinks: n.session.IdentityLinks,
 		}),
-		Route:     core.Route{Channel: Channel, AccountID: n.accountID, To: l.chat},
+		Route:     core.Route{Channel: Channel, AccountID: core.AccountID(n.accountID), To: core.ChatID(l.chat)},
 		Sender:    core.Sender{ID: sender, Name: l.name},
-		MessageID: strconv.Itoa(l.seq),
+		MessageID: core.MessageID(strconv.Itoa(l.seq)),
 		Timestamp: l.at.UnixMilli(),
 		Body:      l.text,
 	}
 	// A connection id is never reused, so chat and number name this
 	// delivery for good.
-	return bridges.Inbound{Message: in, DedupeKey: Channel + ":" + n.accountID + ":" + l.chat + ":" + in.MessageID}
+	return bridges.Inbound{Message: in, DedupeKey: Channel + ":" + n.accountID + ":" + l.chat + ":" + string(in.MessageID)}
 }

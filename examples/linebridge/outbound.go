@@ -33,7 +33,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 		id, err := bridges.SendOnce(ctx, out, piece.key, func() (bridges.MessageID, error) {
 			if c == nil {
 				var err error
-				if c, err = b.lookup(out.Route.To); err != nil {
+				if c, err = b.lookup(string(out.Route.To)); err != nil {
 					return "", err
 				}
 			}
@@ -53,7 +53,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 // Typing implements bridges.Typer: a "TYPING" line. The protocol has no
 // way to clear it; the reply's lines do.
 func (b *Bridge) Typing(ctx context.Context, route core.Route) error {
-	c, err := b.lookup(route.To)
+	c, err := b.lookup(string(route.To))
 	if err != nil {
 		return err
 	}
