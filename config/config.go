@@ -160,7 +160,7 @@ func (c ChannelsConfig) Section(channel string) (bridges.Section, bool) {
 
 // Names lists the channel sections' keys, sorted.
 func (c ChannelsConfig) Names() []string {
-	return fieldsOf(reflect.TypeFor[ChannelsConfig]()).names
+	return slices.Clone(fieldsOf(reflect.TypeFor[ChannelsConfig]()).names)
 }
 
 // MessagesConfig is the `messages:` section of the configuration.
