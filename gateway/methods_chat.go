@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/gateway/events"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/queue"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // Limits of the chat methods (openclaw-facts §1.11).
@@ -121,7 +122,16 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 	}
 	switch rc.Disposition {
 	case queue.Duplicate:
-		return map[string]any{"runId": runID, "status": "in_flight"}, nil
+		// A retry the journal already has (typically after a restart, which
+		// emptied the idempotency cache): answer with what became of it.
+		out := duplicateOutcome(runID, rc.State)
+		if out["status"] == "in_flight" {
+			// Its turn is still to end (a restart replays it under this
+			// run id): this client gets its events and final.
+			c.addRun(runID)
+		}
+		s.dedupe.put(dk, out)
+		return out, nil
 	case queue.Dropped:
 		s.dedupe.forget(dk)
 		return nil, protocol.Unavailable("the session's queue is full and its drop policy refused this message; retry when the current reply ends", 2000)
@@ -138,6 +148,19 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 		c.addRun(rc.RunID)
 	}
 	return started, nil
+}
+
+// duplicateOutcome is chat.send's answer for a message the journal had
+// taken before, by its journal state: done is "ok" (the answer is in
+// chat.history), dropped an error, anything else still in flight.
+func duplicateOutcome(runID string, state store.JournalState) map[string]any {
+	switch state {
+	case store.JournalDone:
+		return map[string]any{"runId": runID, "status": "ok"}
+	case store.JournalDropped:
+		return map[string]any{"runId": runID, "status": "error", "summary": "the message was dropped from its session's queue"}
+	}
+	return map[string]any{"runId": runID, "status": "in_flight"}
 }
 
 // inbound builds the dispatcher's message for a gateway client's text.

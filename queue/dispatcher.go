@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 	"github.com/switchboardhq/switchboard/core/transcript"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // Runner is what the dispatcher needs of the agent; *agent.Runner
@@ -175,12 +176,19 @@ type Receipt struct {
 	Disposition Disposition
 	// RunID is the run the message started, when Running.
 	RunID string
+	// State is, for a Duplicate found in the journal, where the message
+	// taken before is: accepted or running (its turn is still to end),
+	// done, or dropped. It is empty when a Duplicate was recognised from
+	// memory (SubmitOptions.RunID unset) or for any other disposition.
+	State store.JournalState
 }
 
 // SubmitOptions refine one Submit.
 type SubmitOptions struct {
 	// RunID is the client's id for the run (the gateway's idempotency key);
-	// a message run alone uses it as the run id.
+	// a message run alone uses it as the run id. A Submit with a RunID is
+	// checked against the journal, not the in-memory recent ids, so a
+	// Duplicate carries the earlier message's State.
 	RunID string
 	// Mode overrides the queue mode for this message only (protocol v4
 	// chat.send queueMode).

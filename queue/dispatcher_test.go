@@ -73,6 +73,30 @@ func TestDuplicateMessageIsAcceptedOnce(t *testing.T) {
 	}
 }
 
+// A client's retry with its own run id is checked against the journal,
+// which says what became of the message (issue 22, finding 9): a gateway
+// client that retries chat.send after a restart learns the outcome.
+func TestClientRetryLearnsTheJournalState(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	gate := make(chan struct{})
+	h.provider.Push(llmtest.Text("ok").Gated(gate))
+	opts := SubmitOptions{RunID: "client-run-1", DedupeKey: "webchat:client-run-1"}
+	if r, err := h.d.SubmitWith(context.Background(), dmIn(keyA, "m1", "hi"), opts); err != nil || r.Disposition != Running {
+		t.Fatalf("first = %+v, %v", r, err)
+	}
+	r, err := h.d.SubmitWith(context.Background(), dmIn(keyA, "m1", "hi"), opts)
+	if err != nil || r.Disposition != Duplicate || (r.State != store.JournalAccepted && r.State != store.JournalRunning) {
+		t.Errorf("retry while the turn runs = %+v, %v; want a duplicate still accepted or running", r, err)
+	}
+	close(gate)
+	h.rec.waitFor(t, 1)
+	h.waitRunsIdle()
+	eventually(t, "the entry done", func() bool {
+		r, err := h.d.SubmitWith(context.Background(), dmIn(keyA, "m1", "hi"), opts)
+		return err == nil && r.Disposition == Duplicate && r.State == store.JournalDone
+	})
+}
+
 func TestHeartbeatWhileBusyIsDroppedNotQueued(t *testing.T) {
 	w := newWatcher()
 	h := newHarness(t, harnessOptions{observers: []Observer{w}})

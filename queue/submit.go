@@ -71,7 +71,11 @@ func (d *Dispatcher) SubmitWith(ctx context.Context, in core.Inbound, opts Submi
 	// The recent-id cache answers redeliveries without a database round
 	// trip; it learns an id only once the id is durable, so two racing
 	// copies both reach the journal, whose unique dedupe key settles it.
-	if dedupe != "" && d.recent.Contains(dedupe, d.clock.Now()) {
+	// A client's retry with its own run id (the gateway's idempotency key)
+	// goes to the journal, which also says what became of the message: a
+	// client that retries after a restart must learn the outcome, not wait
+	// for a final that was sent before it reconnected.
+	if dedupe != "" && opts.RunID == "" && d.recent.Contains(dedupe, d.clock.Now()) {
 		return Receipt{Disposition: Duplicate}, nil
 	}
 	raw, err := json.Marshal(rec)
@@ -91,7 +95,7 @@ func (d *Dispatcher) SubmitWith(ctx context.Context, in core.Inbound, opts Submi
 		d.recent.Seen(dedupe, d.clock.Now())
 	}
 	if accepts[0].Duplicate {
-		return Receipt{EntryID: accepts[0].ID, Disposition: Duplicate}, nil
+		return Receipt{EntryID: accepts[0].ID, Disposition: Duplicate, State: accepts[0].State}, nil
 	}
 	it := &item{id: accepts[0].ID, rec: rec, settings: settings, queuedAt: d.clock.Now()}
 	r := d.accept(it, true)
