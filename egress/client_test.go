@@ -19,6 +19,30 @@ import (
 	"github.com/switchboardhq/switchboard/egress"
 )
 
+// Issue 22, finding 10: cloud metadata endpoints outside the ranges a
+// blocklist of special-purpose space covers. Azure's wire server looks
+// public; AWS's IPv6 metadata service is in unique-local space, which
+// AllowPrivate (for tests and local model servers) must not open.
+func TestFinding10_CloudMetadataEndpointsAreBlocked(t *testing.T) {
+	for _, s := range []string{"168.63.129.16", "::ffff:168.63.129.16", "fd00:ec2::254"} {
+		if !egress.IsBlockedIP(netip.MustParseAddr(s)) {
+			t.Errorf("IsBlockedIP(%s) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"168.63.129.15", "168.63.129.17"} {
+		if egress.IsBlockedIP(netip.MustParseAddr(s)) {
+			t.Errorf("IsBlockedIP(%s) = true, want false (only the wire server is refused)", s)
+		}
+	}
+	res := &fakeResolver{answers: map[string][]string{"wire.example": {"168.63.129.16"}, "imds6.example": {"fd00:ec2::254"}}}
+	p := egress.New(egress.Options{AllowPrivate: true, Resolver: res})
+	for _, host := range []string{"wire.example", "imds6.example"} {
+		if _, err := p.Get(t.Context(), "http://"+host+"/metadata"); err == nil || !strings.Contains(err.Error(), "metadata") {
+			t.Errorf("GET %s with AllowPrivate: %v, want a refusal naming the metadata endpoint", host, err)
+		}
+	}
+}
+
 func TestIsBlockedIP(t *testing.T) {
 	blocked := []string{
 		// IPv4 loopback, private, link-local, shared, special.

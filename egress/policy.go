@@ -32,7 +32,8 @@ func (p addrPolicy) refusal(ap netip.AddrPort) string {
 
 // IsBlockedIP reports whether ip is an address a Client must not reach:
 // loopback, private (RFC 1918, fc00::/7), link-local (including the
-// 169.254.169.254 metadata service), shared CGNAT space, unspecified,
+// 169.254.169.254 metadata service), the cloud metadata endpoints outside
+// those (Azure's 168.63.129.16, AWS's fd00:ec2::254), shared CGNAT space, unspecified,
 // multicast, broadcast and reserved, benchmarking and documentation ranges,
 // and IPv6 outside global unicast (2000::/3). IPv4-mapped addresses are
 // judged as the IPv4 address; IPv4-compatible (::/96) and Teredo addresses
@@ -54,6 +55,9 @@ func br(prefix, name string, local bool) blockedRange {
 // blockedIPv4 lists IPv4 special-purpose ranges (RFC 6890 and successors)
 // that are not globally reachable.
 var blockedIPv4 = []blockedRange{
+	// Azure's wire server answers VM agents and serves metadata from a
+	// public-looking address, so no range below covers it.
+	br("168.63.129.16/32", "Azure's wire server (168.63.129.16, a cloud metadata and agent endpoint)", false),
 	br("0.0.0.0/8", `a "this network" address (0.0.0.0/8, including the unspecified address)`, false),
 	br("10.0.0.0/8", "a private address (10.0.0.0/8)", true),
 	br("100.64.0.0/10", "a shared carrier-grade NAT address (100.64.0.0/10)", false),
@@ -80,6 +84,9 @@ var blockedIPv6 = []blockedRange{
 	br("::/96", "an IPv4-compatible address (::/96, deprecated)", false),
 	br("64:ff9b:1::/48", "a local-use NAT64 address (64:ff9b:1::/48)", false),
 	br("100::/64", "a discard-only address (100::/64)", false),
+	// AWS's IPv6 metadata service sits in unique-local space, which
+	// AllowPrivate opens: it must be refused before fc00::/7 is matched.
+	br("fd00:ec2::254/128", "the AWS instance metadata service (fd00:ec2::254)", false),
 	br("fc00::/7", "a unique-local address (fc00::/7)", true),
 	br("fe80::/10", "a link-local address (fe80::/10)", false),
 	br("fec0::/10", "a site-local address (fec0::/10, deprecated)", false),
