@@ -229,13 +229,21 @@ func (s *SQLite) checkpointLoop() {
 	}
 }
 
-// ensureDir makes sure dir is a directory, creating it if it does not exist.
+// ensureDir makes sure dir is a directory only its owner can enter,
+// creating it if it does not exist. One made beforehand with room for the
+// group or others (0755, say) is narrowed to the owner: it holds the
+// gateway token, device keys, transcripts and the journal.
 func ensureDir(dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case err == nil && !fi.IsDir():
 		return fmt.Errorf("store: state dir %s is not a directory; set stateDir or SWITCHBOARD_STATE_DIR to a directory", dir)
 	case err == nil:
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			if err := os.Chmod(dir, perm&^0o077); err != nil {
+				return fmt.Errorf("store: state dir %s is open to other users (mode %#o) and could not be made private: %w; run chmod 700 on it", dir, perm, err)
+			}
+		}
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -514,3 +514,29 @@ func TestCloseFoldsTheWALIntoTheDatabase(t *testing.T) {
 		t.Errorf("after reopen %d sessions, want 200", len(list))
 	}
 }
+
+// Issue 22, finding 10: a state directory made beforehand with room for
+// others (0755) was used as it was, leaving the journal's folder, the
+// gateway token and device keys listable by every local user. Open makes
+// it private.
+func TestFinding10_StateDirIsMadePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	s, err := Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		t.Errorf("state dir mode %#o after Open, want 0700", perm)
+	}
+}
