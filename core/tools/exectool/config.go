@@ -13,8 +13,9 @@ import (
 const (
 	// AskAlways asks an operator before every command.
 	AskAlways = "always"
-	// AskUnlisted runs programs in AllowBins without asking, unless they
-	// are shells, interpreters or wrappers; everything else asks.
+	// AskUnlisted runs the programs in AllowBins without asking, each of
+	// them one known not to run other programs, reach the network or write
+	// files (UnaskedPrograms); every other command asks.
 	AskUnlisted = "unlisted"
 )
 
@@ -29,12 +30,22 @@ type Config struct {
 	// Ask is when an operator must approve a command (the
 	// exec.approval.requested event, answered with exec.approval.resolve
 	// from the web page or another gateway client): "always" (default) or
-	// "unlisted" (programs in allowBins run without asking, unless they are
-	// shells, interpreters or wrappers such as sh, python or env).
+	// "unlisted" (the programs in allowBins run without asking; every other
+	// program asks).
 	Ask string `json:"ask,omitempty"`
-	// AllowBins, when set, is the only programs exec may run: absolute
-	// paths, or names looked up in path. Others are refused without
-	// asking.
+	// AllowBins names programs: absolute paths, or names looked up in
+	// path. With ask "always" it is, when set, the only programs exec may
+	// run; others are refused without asking. With ask "unlisted" it is
+	// the programs that run without asking, and only programs known not to
+	// run other programs, reach the network or write files may be listed
+	// (ls, cat, head, tail, wc, grep, sort, uniq, cut, tr, paste, comm, nl,
+	// tac, fold, od, cmp, diff, stat, file, du, df, date, echo, printf, pwd,
+	// true, false, seq, uname, basename, dirname, realpath, readlink,
+	// md5sum, sha1sum, sha256sum, sha512sum, b2sum); any other is refused
+	// at load. Even a listed program asks when the call sets variables,
+	// names a path outside the workspace or uses one of the program's
+	// options that run, write or follow symlinks (sort
+	// --compress-program, grep -R, ls -L…).
 	AllowBins []string `json:"allowBins,omitempty"`
 	// Shell, when set (for example "/bin/sh"), lets the model pass a
 	// command line as one string, run as [shell, "-c", command]; such
@@ -107,7 +118,9 @@ func (c Config) withDefaults() Config {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// Validate checks the keys.
+// Validate checks the keys. Under ask: unlisted it refuses an allowBins
+// entry that could run other programs, reach the network or write files,
+// naming the entry and why.
 func (c Config) Validate() error {
 	if c.Ask != "" && c.Ask != AskAlways && c.Ask != AskUnlisted {
 		return core.FieldErrorf("ask", fmt.Sprintf("%q is not always or unlisted", c.Ask))
@@ -123,6 +136,13 @@ func (c Config) Validate() error {
 	for i, b := range c.AllowBins {
 		if b == "" || (strings.ContainsRune(b, '/') && !filepath.IsAbs(b)) {
 			return core.FieldErrorf(fmt.Sprintf("allowBins[%d]", i), fmt.Sprintf("%q must be a program name or an absolute path", b))
+		}
+		// Under ask: always a listed program still asks, so any program
+		// may be listed; under unlisted the list is what runs unasked.
+		if c.Ask == AskUnlisted {
+			if why := notUnasked(b); why != "" {
+				return core.FieldErrorf(fmt.Sprintf("allowBins[%d]", i), why)
+			}
 		}
 	}
 	for i, n := range c.PassEnv {

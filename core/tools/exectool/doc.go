@@ -17,6 +17,18 @@
 // so what was approved is what runs. No shell is involved unless
 // tools.exec.shell is set, and shell commands always ask.
 //
+// Under ask: unlisted the programs in allowBins run without asking, and
+// only programs known not to run other programs, reach the network or
+// write files may be listed (unasked.go): an allowlist, so a wrapper
+// nobody thought of (tar --checkpoint-action, flock, setsid, time) asks
+// rather than slipping past a list of known wrappers. Validate refuses any
+// other entry at load; New refuses an entry whose real file is not that
+// program (a symlink named ls to setsid, a busybox, a script, a file in the
+// workspace). A call of a listed program still asks when it sets
+// variables, names a path outside the workspace, or uses one of the
+// program's options that run, write or follow symlinks out (sort
+// --compress-program, grep -R); every other command asks, as under always.
+//
 // Timeouts follow seed 002 §5.3: timeoutSec bounds the run, a command
 // still running after backgroundMs keeps running in the background (the
 // process tool polls, reads or kills it), and a stopped command gets

@@ -41,10 +41,18 @@ func New(cfg Config, jail *tools.Jail, approvals *Approvals) (*Tools, error) {
 		return nil, fmt.Errorf("tools.exec: %w", err)
 	}
 	t := &Tools{cfg: cfg, planner: newPlanner(cfg, jail, os.LookupEnv), approvals: approvals, closed: make(chan struct{})}
-	for _, b := range cfg.AllowBins {
+	for i, b := range cfg.AllowBins {
 		path, _, err := t.planner.lookPath(b, jail.RealDir())
 		if err != nil {
-			return nil, fmt.Errorf("tools.exec.allowBins: %w", err)
+			return nil, fmt.Errorf("tools.exec.allowBins[%d]: %w", i, err)
+		}
+		// Validate went by the name; what runs unasked is the file the
+		// name resolves to, so it must be that program too (a symlink
+		// named ls to setsid, a busybox, a script are not).
+		if cfg.Ask == AskUnlisted {
+			if err := checkUnaskedFile(b, path, jail.RealDir()); err != nil {
+				return nil, fmt.Errorf("tools.exec.allowBins[%d]: %w", i, err)
+			}
 		}
 		t.allow = append(t.allow, path)
 	}
@@ -160,13 +168,13 @@ func (e *execTool) Execute(ctx context.Context, call tools.Call, update func(too
 	if err != nil {
 		return tools.Result{}, err
 	}
-	listed := slices.Contains(e.allow, plan.Path)
-	if len(e.allow) > 0 && !listed {
+	// Under ask: always allowBins bounds what may run at all; under
+	// unlisted it is what runs unasked, and everything else asks.
+	if e.cfg.Ask == AskAlways && len(e.allow) > 0 && !slices.Contains(e.allow, plan.Path) {
 		return tools.Result{}, tools.Blocked(fmt.Sprintf("%s is not in tools.exec.allowBins (%s)", plan.Path, strings.Join(e.allow, ", ")))
 	}
-	ask := e.cfg.Ask == AskAlways || !listed || plan.Shell || isInterpreter(plan.Path)
-	if ask {
-		if plan, err = e.approve(ctx, call, req, plan, update); err != nil {
+	if unasked, why := (*Tools)(e).runsUnasked(plan, req); !unasked {
+		if plan, err = e.approve(ctx, call, req, plan, why, update); err != nil {
 			return tools.Result{}, err
 		}
 	}
@@ -223,13 +231,18 @@ func (e *execTool) Execute(ctx context.Context, call tools.Call, update func(too
 }
 
 // approve asks for approval of plan and returns the plan made again after
-// it, which must hash the same.
-func (e *execTool) approve(ctx context.Context, call tools.Call, req Request, plan *Plan, update func(tools.Result)) (*Plan, error) {
+// it, which must hash the same. why is the reason it asks, shown to the
+// model under ask: unlisted so it can choose a command that need not.
+func (e *execTool) approve(ctx context.Context, call tools.Call, req Request, plan *Plan, why string, update func(tools.Result)) (*Plan, error) {
 	if e.approvals == nil {
 		return nil, tools.Blocked("exec needs an operator's approval and no approver is configured")
 	}
 	hash := plan.Hash()
-	update(tools.TextResult("Waiting for an operator to approve: " + plan.Command()))
+	waiting := "Waiting for an operator to approve: "
+	if e.cfg.Ask == AskUnlisted {
+		waiting = "Waiting for an operator to approve (" + why + "): "
+	}
+	update(tools.TextResult(waiting + plan.Command()))
 	res := e.approvals.Request(ctx, ApprovalDetails{
 		Command: plan.Command(), CommandArgv: plan.Argv, CommandHash: hash,
 		ResolvedPath: plan.Path, Cwd: plan.Cwd, EnvKeys: plan.EnvKeys(), Env: req.Env, Host: "gateway", Ask: e.cfg.Ask,

@@ -355,25 +355,3 @@ func resolvePath(dir, p string) string {
 func within(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
-
-// interpreters are programs that run code given in their arguments or
-// environment, or run another program: approving "the program" would
-// approve anything. AskUnlisted never skips approval for them.
-var interpreters = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "fish": true, "csh": true, "tcsh": true, "busybox": true,
-	"env": true, "sudo": true, "doas": true, "su": true, "nohup": true, "timeout": true, "nice": true, "ionice": true, "stdbuf": true,
-	"xargs": true, "find": true, "make": true, "go": true, "npx": true, "npm": true, "pnpm": true, "yarn": true, "git": true, "ssh": true,
-	"python": true, "python3": true, "perl": true, "ruby": true, "node": true, "deno": true, "bun": true, "php": true, "lua": true,
-	"tclsh": true, "awk": true, "gawk": true, "mawk": true, "sed": true, "jq": true, "osascript": true, "script": true, "watch": true,
-}
-
-// isInterpreter reports whether the program at path is a shell,
-// interpreter or wrapper (python3.12 counts as python3).
-func isInterpreter(path string) bool {
-	base := filepath.Base(path)
-	if interpreters[base] {
-		return true
-	}
-	trimmed := strings.TrimRight(base, "0123456789.")
-	return interpreters[trimmed]
-}

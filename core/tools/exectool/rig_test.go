@@ -29,6 +29,17 @@ type rig struct {
 
 func newRig(t *testing.T, cfg exectool.Config) *rig {
 	t.Helper()
+	r, err := openRig(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// openRig is newRig returning exectool.New's error: a configuration the
+// tools refuse.
+func openRig(t *testing.T, cfg exectool.Config) (*rig, error) {
+	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +65,7 @@ func newRig(t *testing.T, cfg exectool.Config) *rig {
 	cfg.Enabled = true
 	r.tools, err = exectool.New(cfg, jail, r.approvals)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	reg := tools.NewRegistry()
 	reg.MustRegister(r.tools.Exec(), r.tools.Process())
@@ -63,7 +74,7 @@ func newRig(t *testing.T, cfg exectool.Config) *rig {
 		r.tools.Close()
 		r.wg.Wait()
 	})
-	return r
+	return r, nil
 }
 
 type stopTimer struct{}
@@ -131,6 +142,26 @@ func (r *rig) approveRun(args map[string]any) (exectool.ApprovalRequest, *core.T
 		r.t.Fatal(err)
 	}
 	return req, r.result(done)
+}
+
+// deniedRun runs a call that must ask for approval: it fails when the
+// command finishes without asking, and denies the request it returns.
+func (r *rig) deniedRun(args map[string]any) exectool.ApprovalRequest {
+	r.t.Helper()
+	done := r.start(context.Background(), "exec", args)
+	select {
+	case m := <-done:
+		r.t.Fatalf("ran without approval: %s", m.Content.Text())
+	case req := <-r.requests:
+		if err := r.approvals.Resolve(req.ID, exectool.Deny, "test", req.Request.CommandHash); err != nil {
+			r.t.Fatal(err)
+		}
+		blockedWith(r.t, r.result(done).Content.Text(), "the operator denied the command")
+		return req
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("call did not finish")
+	}
+	return exectool.ApprovalRequest{}
 }
 
 // write creates a file in the workspace.

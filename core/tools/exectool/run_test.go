@@ -12,18 +12,30 @@ import (
 	"github.com/switchboardhq/switchboard/core/tools/exectool"
 )
 
+// Under ask: unlisted the listed programs run unasked and every other
+// program asks; under ask: always allowBins bounds what may run at all,
+// and listed programs ask too.
 func TestExecAllowBinsAndAskUnlisted(t *testing.T) {
-	r := newRig(t, exectool.Config{Ask: exectool.AskUnlisted, AllowBins: []string{"echo", "sh"}})
+	r := newRig(t, exectool.Config{Ask: exectool.AskUnlisted, AllowBins: []string{"echo", "cat"}})
 	// A listed program runs without asking.
 	if m := r.run("exec", argv("echo", "direct")); m.IsError || !strings.HasPrefix(m.Content.Text(), "direct\n") {
 		t.Fatalf("listed program: %s", m.Content.Text())
 	}
-	// An unlisted one is refused without asking.
-	blockedWith(t, r.run("exec", argv("ls")).Content.Text(), "is not in tools.exec.allowBins")
-	// A listed shell still asks: approving sh approves any script.
+	// An unlisted one asks, a shell like any other: approving sh approves
+	// any script, so it is never listed.
 	_, m := r.approveRun(argv("sh", "-c", "echo via shell"))
 	if !strings.HasPrefix(m.Content.Text(), "via shell\n") {
 		t.Fatalf("sh: %s", m.Content.Text())
+	}
+	// A listed program asks when the call sets variables.
+	args := argv("echo", "with env")
+	args["env"] = map[string]any{"TZ": "UTC"}
+	r.deniedRun(args)
+
+	always := newRig(t, exectool.Config{AllowBins: []string{"echo", "sh"}})
+	blockedWith(t, always.run("exec", argv("ls")).Content.Text(), "is not in tools.exec.allowBins")
+	if _, m := always.approveRun(argv("echo", "asked")); !strings.HasPrefix(m.Content.Text(), "asked\n") {
+		t.Fatalf("listed program under always: %s", m.Content.Text())
 	}
 }
 
@@ -33,7 +45,7 @@ func TestExecShellCommands(t *testing.T) {
 	if !m.IsError || !strings.Contains(m.Content.Text(), "tools.exec.shell is not set") {
 		t.Fatalf("without a shell: %s", m.Content.Text())
 	}
-	r = newRig(t, exectool.Config{Shell: "/bin/sh", Ask: exectool.AskUnlisted, AllowBins: []string{"/bin/sh"}})
+	r = newRig(t, exectool.Config{Shell: "/bin/sh", Ask: exectool.AskUnlisted, AllowBins: []string{"echo"}})
 	req, m := r.approveRun(map[string]any{"command": "echo hi | tr a-z A-Z"})
 	if req.Request.Command != "/bin/sh -c 'echo hi | tr a-z A-Z'" || !strings.HasPrefix(m.Content.Text(), "HI\n") {
 		t.Fatalf("shell: shown %q, result %s", req.Request.Command, m.Content.Text())
