@@ -51,3 +51,33 @@ func BenchmarkSystem(b *testing.B) {
 		_ = System(opts)
 	}
 }
+
+// BenchmarkNeutralizeRawForged neutralises the finding-8 corpus as one
+// message, a payload a line: look-alikes, invisible runes and tags, the
+// neutraliser's slow paths.
+func BenchmarkNeutralizeRawForged(b *testing.B) {
+	var corpus []f8Payload
+	loadFinding8(b, "forged_authority.json", &corpus)
+	var sb strings.Builder
+	for _, p := range corpus {
+		sb.WriteString(p.Text)
+		sb.WriteByte('\n')
+	}
+	s := sb.String()
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = neutralizeRaw(s)
+	}
+}
+
+// BenchmarkNeutralizeRawTagFlood is one 64 KB line of tag openers and
+// tags, the worst case of the tag scan.
+func BenchmarkNeutralizeRawTagFlood(b *testing.B) {
+	s := strings.Repeat("<[<|im_start|>[System]", 3000)
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = neutralizeRaw(s)
+	}
+}

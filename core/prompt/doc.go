@@ -19,8 +19,11 @@
 //
 // Text in the raw slots (the message, thread context, untrusted context
 // lines) is neutralised line by line: a line that would read as one of the
-// markers above, a heading or a role tag, including look-alike spellings,
-// is rewritten so that only Switchboard can start such a line.
+// markers above, a heading, a metadata label or an envelope, in any
+// spelling (look-alike letters, invisible characters, Markdown decoration),
+// gets a leading backslash, and role tags and chat-template tokens anywhere
+// in it ("[System]", "<|im_start|>", "</untrusted>") have their brackets
+// turned into parentheses, so that only Switchboard can write such a line.
 //
 // The package does no IO except System, which reads the workspace's
 // context files through an fs.FS.

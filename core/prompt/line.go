@@ -15,11 +15,12 @@ import (
 //     U+2029) and control characters becomes one space, and the ends are
 //     trimmed, so no line break survives and the text can never start a
 //     line of its own;
-//   - bracketed role tags ("[System Message]", "[System]", "[Assistant]",
-//     "[Internal]") become parenthesised, as in every raw slot;
+//   - role tags, chat-template tokens and role elements ("[System]",
+//     "<|im_start|>", "</untrusted>") have their brackets turned into
+//     parentheses, as in every raw slot;
 //   - a line that would start like a marker ("System:", "Queued #", a
-//     heading, an untrusted block label, look-alike spellings included) gets
-//     a leading backslash, as neutralizeRaw does for each line of a raw slot.
+//     heading, a metadata label, look-alike spellings included) gets a
+//     leading backslash, as neutralizeRaw does for each line of a raw slot.
 //
 // The marker escape is defence in depth: the caller places the result after
 // text of its own, so it cannot begin a line. NeutralizeLine is idempotent,
@@ -28,12 +29,7 @@ func NeutralizeLine(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\ufffd")
 	}
-	s = collapseLine(s)
-	s = neutralizeBracketTags(s)
-	if classifyLine(s) == lineEscape {
-		s = `\` + s
-	}
-	return s
+	return neutralizeLine(collapseLine(s))
 }
 
 // collapseLine removes NUL bytes, turns every run of white space and control

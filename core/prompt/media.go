@@ -26,8 +26,9 @@ type mediaEntry struct {
 // "[media attached i/N: …]" line each. Audio that has a transcript is
 // left out (the transcript stands in for it). Paths, types and URLs are
 // flattened to one line: control characters and "]" become spaces, runs
-// of white space one space, and bidirectional controls are dropped. It
-// returns "" when nothing is left to describe.
+// of white space one space, bidirectional controls are dropped, and role
+// tags and chat-template tokens have their brackets turned into
+// parentheses. It returns "" when nothing is left to describe.
 func MediaNote(media []core.Media) string {
 	var entries []mediaEntry
 	for _, m := range media {
@@ -73,7 +74,9 @@ func mediaLine(prefix string, e mediaEntry) string {
 
 // mediaValue flattens a path, type or URL to one line (OpenClaw's
 // sanitizeInlineMediaNoteValue, plus dropping bidirectional and other
-// hidden format characters, so a file name cannot reorder what it shows).
+// hidden format characters, so a file name cannot reorder what it shows),
+// and defangs the role tags and chat-template tokens in it as a raw slot
+// does ("<|im_start|>.png" becomes "(|im_start|).png").
 func mediaValue(v string) string {
 	if jsTrim(v) == "" {
 		return ""
@@ -95,7 +98,7 @@ func mediaValue(v string) string {
 		space = false
 		b.WriteRune(r)
 	}
-	return b.String()
+	return defangInline(b.String())
 }
 
 // isAudio reports an audio attachment by extension or media type.
