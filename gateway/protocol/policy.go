@@ -309,22 +309,17 @@ type eventRule struct {
 	scope string
 }
 
-// v3EventGuards are the guarded events of OpenClaw's April v3 code
-// (src/gateway/server-broadcast.ts); everything else is unguarded.
-var v3EventGuards = map[string]string{
-	"exec.approval.":   ScopeApprovals,
-	"plugin.approval.": ScopeApprovals,
-	"device.pair.":     ScopePairing,
-	"node.pair.":       ScopePairing,
-	"sessions.changed": ScopeRead,
-	"session.message":  ScopeRead,
-	"session.tool":     ScopeRead,
-}
-
-// v4EventRules is Switchboard's reading of v4's fail-closed event policy:
-// chat, agent and tool frames need read, and only the events listed here
-// are delivered at all. Families end with ".".
-var v4EventRules = map[string]eventRule{
+// eventRules is the event policy of both protocol versions: chat, agent and
+// tool frames need read, and only the events listed here are delivered at
+// all (fail closed). Families end with ".".
+//
+// OpenClaw's April v3 code guarded only approvals, pairing and session
+// events, so a v3 token client without a device (its scopes cleared, §1.4
+// step 7) still read every chat (issue 22, finding 6). Its shipped code
+// (2026.9.6, src/gateway/server-broadcast-scopes.ts EVENT_SCOPE_GUARDS,
+// checked by hasEventScope) has one table for every client, whatever its
+// protocol, and drops unlisted events; this follows it.
+var eventRules = map[string]eventRule{
 	"connect.challenge":   {open: true},
 	"tick":                {open: true},
 	"presence":            {open: true},
@@ -349,28 +344,19 @@ var v4EventRules = map[string]eventRule{
 }
 
 // EventAllowed decides whether a broadcast event may be sent to a
-// connection (openclaw-facts §1.9). Guarded events go only to operators;
-// ScopeAdmin passes every guard and ScopeWrite satisfies ScopeRead.
+// connection (openclaw-facts §1.9): open events go to everyone, guarded
+// ones only to operators with the scope, ScopeAdmin passes every guard and
+// ScopeWrite satisfies ScopeRead; an event not in the table is never sent.
 //
-// v3 follows OpenClaw's April code: approvals events need ScopeApprovals,
-// pairing events ScopePairing, sessions.changed, session.message and
-// session.tool ScopeRead, and every other event (chat, agent, tick, …) is
-// unguarded. v4 also guards chat and agent frames with ScopeRead and fails
-// closed: an event not in its table is never sent.
+// The rule is the same for protocol 3 and 4, as in OpenClaw's shipped code:
+// chat, agent, session and tool events need ScopeRead on both, so a client
+// whose scopes were cleared reads no conversation. The protocol version
+// therefore does not change the answer; the parameter stays so the hub's
+// call need not know that.
 func EventAllowed(event string, role string, scopes []string, protocol int) bool {
-	var rule eventRule
-	if protocol < ProtocolV4 {
-		scope, guarded := lookupEvent(v3EventGuards, event)
-		if !guarded {
-			return true
-		}
-		rule = eventRule{scope: scope}
-	} else {
-		r, known := lookupEvent(v4EventRules, event)
-		if !known {
-			return false
-		}
-		rule = r
+	rule, known := lookupEvent(eventRules, event)
+	if !known {
+		return false
 	}
 	switch {
 	case rule.open:
@@ -389,7 +375,7 @@ func EventAllowed(event string, role string, scopes []string, protocol int) bool
 
 // lookupEvent finds an event by exact name or by a family prefix ending in
 // ".".
-func lookupEvent[V any](table map[string]V, event string) (V, bool) {
+func lookupEvent(table map[string]eventRule, event string) (eventRule, bool) {
 	if v, ok := table[event]; ok {
 		return v, true
 	}
@@ -398,6 +384,5 @@ func lookupEvent[V any](table map[string]V, event string) (V, bool) {
 			return v, true
 		}
 	}
-	var zero V
-	return zero, false
+	return eventRule{}, false
 }

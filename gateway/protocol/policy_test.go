@@ -250,7 +250,10 @@ func TestAuthorizeMatrix(t *testing.T) {
 	}
 }
 
-func TestEventAllowedV3(t *testing.T) {
+// The event rule is the same on both protocol versions (issue 22, finding
+// 6): OpenClaw's April v3 code let chat and agent through unguarded, so a
+// client whose scopes were cleared read every chat.
+func TestEventAllowed(t *testing.T) {
 	tests := []struct {
 		event  string
 		role   string
@@ -259,69 +262,58 @@ func TestEventAllowedV3(t *testing.T) {
 	}{
 		{"tick", RoleOperator, nil, true},
 		{"tick", RoleNode, nil, true},
-		{"chat", RoleOperator, nil, true}, // unguarded in the April v3 code
-		{"agent", RoleOperator, nil, true},
+		{"connect.challenge", RoleNode, nil, true},
+		{"presence", RoleOperator, nil, true},
 		{"presence", RoleNode, nil, true},
-		{"some.future.event", RoleOperator, nil, true},
+		{"shutdown", RoleNode, nil, true},
+		{"chat", RoleOperator, nil, false},
+		{"chat", RoleOperator, []string{}, false},
+		{"chat", RoleOperator, []string{ScopeRead}, true},
+		{"chat", RoleOperator, []string{ScopeWrite}, true},
+		{"chat", RoleOperator, []string{ScopeAdmin}, true},
+		{"chat", RoleOperator, []string{ScopePairing, ScopeApprovals}, false},
+		{"chat", RoleNode, []string{ScopeRead}, false},
+		{"agent", RoleOperator, nil, false},
+		{"agent", RoleOperator, []string{ScopeApprovals}, false},
+		{"agent", RoleOperator, []string{ScopeAdmin}, true},
+		{"session.tool", RoleOperator, []string{ScopeRead}, true},
+		{"session.tool", RoleOperator, []string{ScopePairing}, false},
+		{"session.tool", RoleNode, []string{ScopeRead}, false},
+		{"session.message", RoleOperator, nil, false},
+		{"session.message", RoleOperator, []string{ScopeWrite}, true},
+		{"sessions.changed", RoleOperator, nil, false},
+		{"sessions.changed", RoleOperator, []string{ScopeRead}, true},
+		{"heartbeat", RoleOperator, nil, false},
+		{"cron", RoleOperator, []string{ScopeRead}, true},
 		{"exec.approval.requested", RoleOperator, nil, false},
 		{"exec.approval.requested", RoleOperator, []string{ScopeApprovals}, true},
 		{"exec.approval.requested", RoleOperator, []string{ScopeAdmin}, true},
 		{"exec.approval.requested", RoleOperator, []string{ScopeWrite}, false},
+		{"exec.approval.requested", RoleOperator, []string{ScopeRead}, false},
 		{"exec.approval.requested", RoleNode, []string{ScopeApprovals}, false},
 		{"plugin.approval.resolved", RoleOperator, []string{ScopeApprovals}, true},
 		{"device.pair.requested", RoleOperator, []string{ScopePairing}, true},
 		{"device.pair.requested", RoleOperator, []string{ScopeRead}, false},
+		{"device.pair.resolved", RoleOperator, []string{ScopePairing}, true},
 		{"node.pair.resolved", RoleOperator, []string{ScopePairing}, true},
 		{"node.pair.resolved", RoleNode, []string{ScopeAdmin}, false},
-		{"sessions.changed", RoleOperator, nil, false},
-		{"sessions.changed", RoleOperator, []string{ScopeRead}, true},
-		{"session.message", RoleOperator, []string{ScopeWrite}, true},
-		{"session.tool", RoleOperator, []string{ScopePairing}, false},
-		{"session.tool", RoleNode, []string{ScopeRead}, false},
-	}
-	for _, tt := range tests {
-		if got := EventAllowed(tt.event, tt.role, tt.scopes, ProtocolV3); got != tt.want {
-			t.Errorf("v3 EventAllowed(%q, %q, %v) = %v, want %v", tt.event, tt.role, tt.scopes, got, tt.want)
-		}
-	}
-}
-
-func TestEventAllowedV4(t *testing.T) {
-	tests := []struct {
-		event  string
-		role   string
-		scopes []string
-		want   bool
-	}{
-		{"tick", RoleOperator, nil, true},
-		{"connect.challenge", RoleNode, nil, true},
-		{"presence", RoleOperator, nil, true},
-		{"shutdown", RoleNode, nil, true},
-		{"chat", RoleOperator, nil, false},
-		{"chat", RoleOperator, []string{ScopeRead}, true},
-		{"chat", RoleOperator, []string{ScopeWrite}, true},
-		{"chat", RoleNode, []string{ScopeRead}, false},
-		{"agent", RoleOperator, []string{ScopeApprovals}, false},
-		{"agent", RoleOperator, []string{ScopeAdmin}, true},
-		{"session.tool", RoleOperator, []string{ScopeRead}, true},
-		{"exec.approval.requested", RoleOperator, []string{ScopeApprovals}, true},
-		{"exec.approval.requested", RoleOperator, []string{ScopeRead}, false},
-		{"device.pair.resolved", RoleOperator, []string{ScopePairing}, true},
 		{"node.invoke.request", RoleNode, nil, true},
 		{"node.invoke.request", RoleOperator, []string{ScopeAdmin}, false},
 		{"some.future.event", RoleOperator, []string{ScopeAdmin}, false}, // fail closed
 		{"exec.approval.", RoleOperator, []string{ScopeRead}, false},
 		{"", RoleOperator, []string{ScopeAdmin}, false},
 	}
-	for _, tt := range tests {
-		if got := EventAllowed(tt.event, tt.role, tt.scopes, ProtocolV4); got != tt.want {
-			t.Errorf("v4 EventAllowed(%q, %q, %v) = %v, want %v", tt.event, tt.role, tt.scopes, got, tt.want)
+	for _, v := range []int{ProtocolV3, ProtocolV4} {
+		for _, tt := range tests {
+			if got := EventAllowed(tt.event, tt.role, tt.scopes, v); got != tt.want {
+				t.Errorf("v%d EventAllowed(%q, %q, %v) = %v, want %v", v, tt.event, tt.role, tt.scopes, got, tt.want)
+			}
 		}
 	}
-	// Every advertised event is known to the v4 table.
+	// Every advertised event is known to the table.
 	for _, ev := range GatewayEvents {
 		if !EventAllowed(ev, RoleOperator, []string{ScopeAdmin}, ProtocolV4) && !EventAllowed(ev, RoleNode, nil, ProtocolV4) {
-			t.Errorf("v4 drops advertised event %q for everyone", ev)
+			t.Errorf("the table drops advertised event %q for everyone", ev)
 		}
 	}
 }
