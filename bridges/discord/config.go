@@ -22,7 +22,7 @@ type Config struct {
 	Token string `json:"token,omitempty" config:"secret"`
 	// APIURL replaces Discord's REST base (https://discord.com/api/v9/),
 	// e.g. a REST proxy; empty means Discord's.
-	APIURL string `json:"apiUrl,omitempty"`
+	APIURL string `json:"apiUrl,omitempty" secretURL:"token"`
 	// Guilds allowlists servers by guild id: every channel of a listed
 	// guild, or only its listed channels. Each may set requireMention
 	// (default true) and allowFrom (user ids).

@@ -22,7 +22,7 @@ type Config struct {
 	// Socket Mode: ${SLACK_APP_TOKEN}.
 	AppToken string `json:"appToken,omitempty" config:"secret"`
 	// APIURL is the Web API base ending in "/api/"; empty means Slack's.
-	APIURL string `json:"apiUrl,omitempty"`
+	APIURL string `json:"apiUrl,omitempty" secretURL:"botToken,appToken"`
 	// Mode is "socket" (default: Socket Mode, needs appToken) or "http"
 	// (the Events API over HTTP, needs signingSecret).
 	Mode string `json:"mode,omitempty"`

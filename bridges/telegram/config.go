@@ -22,7 +22,7 @@ type Config struct {
 	// APIURL is the Bot API server; empty means https://api.telegram.org.
 	// Any server that implements the Bot API works (a self-hosted
 	// telegram-bot-api).
-	APIURL string `json:"apiUrl,omitempty"`
+	APIURL string `json:"apiUrl,omitempty" secretURL:"botToken"`
 	// ChunkMode is how long answers are split: "length" (default: as late
 	// as fits, at a paragraph, line or sentence end) or "newline" (at every
 	// paragraph).
@@ -42,7 +42,7 @@ type Config struct {
 type WebhookConfig struct {
 	// URL is the public https URL Telegram posts updates to; empty means
 	// long polling.
-	URL string `json:"url,omitempty"`
+	URL string `json:"url,omitempty" secretURL:"secret"`
 	// Secret is checked on every update (X-Telegram-Bot-Api-Secret-Token):
 	// 1–256 characters of A–Z, a–z, 0–9, _ and -.
 	Secret string `json:"secret,omitempty" config:"secret"`

@@ -36,7 +36,9 @@ type applyFunc func(old, new *config.Config) (applied, restartRequired []string)
 // returned with every secret replaced by config.Redacted, and a write that
 // carries config.Redacted where a secret was keeps that secret, so a client
 // can read, edit and write back without knowing it. Errors are scrubbed of
-// the secrets of the file and of the new text.
+// the secrets of the file and of the new text. Nor can a write send a secret
+// somewhere new without carrying it (checkSecretURLs), and a file with a
+// secret written in it is written readable by its owner only.
 type configService struct {
 	path   string
 	lookup config.LookupEnv
@@ -109,6 +111,9 @@ type configWriteResult struct {
 	Applied []string `json:"applied"`
 	// RestartRequired lists what takes effect at the next start.
 	RestartRequired []string `json:"restartRequired"`
+	// Warnings are things to know about the write, such as the file's
+	// mode having been narrowed; omitted when there are none.
+	Warnings []configIssue `json:"warnings,omitempty"`
 }
 
 // configSchemaResult is the result of config.schema.
@@ -176,7 +181,7 @@ func (s *configService) Set(ctx context.Context, raw, baseHash string) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return s.write(ctx, cur, []byte(raw))
+	return s.write(ctx, cur, []byte(raw), []byte(raw))
 }
 
 // Patch applies patch, an RFC 7396 JSON merge patch, to the configuration
@@ -204,7 +209,7 @@ func (s *configService) Patch(ctx context.Context, patch json.RawMessage, baseHa
 		}
 		return nil, protocol.InvalidRequest(config.Scrub(err.Error(), secrets), nil)
 	}
-	return s.write(ctx, cur, next)
+	return s.write(ctx, cur, next, trimmed)
 }
 
 // currentFile is the configuration file as read before a write.
@@ -225,8 +230,10 @@ func (s *configService) current(baseHash string) (currentFile, error) {
 	return currentFile{data: data, exists: exists}, nil
 }
 
-// write validates next, writes it in place of cur and applies it.
-func (s *configService) write(ctx context.Context, cur currentFile, next []byte) (any, error) {
+// write validates next, writes it in place of cur and applies it. request
+// is what the client sent (next itself, or the patch that made it), which
+// must carry any secret the write sends somewhere new (checkSecretURLs).
+func (s *configService) write(ctx context.Context, cur currentFile, next, request []byte) (any, error) {
 	secrets := append(config.SecretValues(cur.data, s.lookup), config.SecretValues(next, s.lookup)...)
 	next, err := config.RestoreSecrets(s.path, next, cur.data)
 	if err != nil {
@@ -241,6 +248,9 @@ func (s *configService) write(ctx context.Context, cur currentFile, next []byte)
 	if cur.exists {
 		old, _ = config.Parse(s.path, cur.data, s.lookup)
 	}
+	if err := checkSecretURLs(old, cfg, request); err != nil {
+		return nil, err
+	}
 	redacted, err := cfg.RedactedJSON()
 	if err != nil {
 		return nil, err
@@ -248,8 +258,15 @@ func (s *configService) write(ctx context.Context, cur currentFile, next []byte)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("config: not written: %w", err)
 	}
-	if err := writeFileAtomic(s.path, next); err != nil {
+	was, mode, err := writeFileAtomic(s.path, next, holdsInlineSecret(next))
+	if err != nil {
 		return nil, errors.New(config.Scrub(err.Error(), secrets))
+	}
+	var warnings []configIssue
+	if was != 0 && mode != was {
+		warnings = append(warnings, configIssue{Message: fmt.Sprintf(
+			"the file holds a secret written in it, so it is now readable by its owner only (mode %04o, was %04o); "+
+				"write secrets as ${VAR} references to keep them out of the file", mode, was)})
 	}
 	applied, restart := s.apply(old, cfg)
 	return configWriteResult{
@@ -259,6 +276,7 @@ func (s *configService) write(ctx context.Context, cur currentFile, next []byte)
 		Config:          redacted,
 		Applied:         nonNil(applied),
 		RestartRequired: nonNil(restart),
+		Warnings:        warnings,
 	}, nil
 }
 
@@ -353,24 +371,30 @@ func changedSections(old, new *config.Config) []string {
 // a crash, sees the old contents or the new, never part of them: data goes
 // to a temporary file in the same directory, which is fsynced and renamed
 // over the file, and the directory is fsynced. The file keeps its
-// permissions; a new one gets 0600, as it may hold secrets. A symbolic link
-// is followed, so the file it points to is replaced, not the link.
-func writeFileAtomic(path string, data []byte) (err error) {
+// permissions, except that a private one loses the group's and others'
+// (privateMode); a new one gets 0600, as it may hold secrets. A symbolic
+// link is followed, so the file it points to is replaced, not the link. It
+// returns the mode the file had (0 when new) and the one it has now.
+func writeFileAtomic(path string, data []byte, private bool) (was, mode fs.FileMode, err error) {
 	target := path
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		target = resolved
 	}
-	mode := fs.FileMode(0o600)
+	mode = 0o600
 	if fi, err := os.Stat(target); err == nil {
-		mode = fi.Mode().Perm()
+		was = fi.Mode().Perm()
+		mode = was
+	}
+	if private {
+		mode = privateMode(mode)
 	}
 	dir := filepath.Dir(target)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("config: write %s: %w", path, err)
+		return was, mode, fmt.Errorf("config: write %s: %w", path, err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("config: write %s: %w", path, err)
+		return was, mode, fmt.Errorf("config: write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -378,9 +402,11 @@ func writeFileAtomic(path string, data []byte) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	_, err = f.Write(data)
+	// The mode is set before the secret is written, so that the
+	// temporary file is never readable by others with it inside.
+	err = f.Chmod(mode)
 	if err == nil {
-		err = f.Chmod(mode)
+		_, err = f.Write(data)
 	}
 	if err == nil {
 		err = f.Sync()
@@ -389,10 +415,10 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("config: write %s: %w", path, err)
+		return was, mode, fmt.Errorf("config: write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, target); err != nil {
-		return fmt.Errorf("config: write %s: %w", path, err)
+		return was, mode, fmt.Errorf("config: write %s: %w", path, err)
 	}
 	// The file is replaced now; syncing the directory only makes the
 	// rename survive a power loss, and failing here would report a write
@@ -403,5 +429,5 @@ func writeFileAtomic(path string, data []byte) (err error) {
 			d.Close()
 		}
 	}
-	return nil
+	return was, mode, nil
 }

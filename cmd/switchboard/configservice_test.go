@@ -367,11 +367,13 @@ func TestConfigPatchMustBeAnObject(t *testing.T) {
 }
 
 func TestConfigWriteIsAtomicAndKeepsTheMode(t *testing.T) {
-	svc, path, _ := newTestService(t, serviceConfig)
+	// A file with secrets written in it is made private instead
+	// (TestFinding10_ConfigPatchWritesSecretsPrivately).
+	svc, path, _ := newTestService(t, envOnlyConfig)
 	if err := os.Chmod(path, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Set(context.Background(), serviceConfig+"# again\n", ""); err != nil {
+	if _, err := svc.Set(context.Background(), envOnlyConfig+"# again\n", ""); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(filepath.Dir(path))

@@ -56,7 +56,7 @@ type ProviderConfig struct {
 	// BaseURL overrides the API endpoint, for example
 	// "http://127.0.0.1:11434/v1" for Ollama. Empty means the vendor's public
 	// endpoint.
-	BaseURL string `json:"baseUrl,omitempty"`
+	BaseURL string `json:"baseUrl,omitempty" secretURL:"apiKey"`
 	// APIKey authenticates with the provider. Write it as
 	// "${ANTHROPIC_API_KEY}" so the secret stays in the environment.
 	APIKey string `json:"apiKey,omitempty" config:"secret"`
