@@ -118,7 +118,7 @@ func TestUnknownKeySuggestions(t *testing.T) {
 		{"gateway:\n  Port: 1\n", `did you mean "port"?`},
 		{"gatway:\n  port: 1\n", `did you mean "gateway"?`},
 		{"x-extension: {ignored: true}\n", ""},
-		{"gateway:\n  zzzzzzzz: 1\n", `valid keys here: auth, bind, controlUi, customBindHost, handshakeTimeoutMs, policy, port`},
+		{"gateway:\n  zzzzzzzz: 1\n", `valid keys here: auth, bind, controlUi, customBindHost, handshakeTimeoutMs, limits, policy, port, trustedProxies`},
 	}
 	for _, tt := range tests {
 		if tt.want == "" {

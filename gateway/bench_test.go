@@ -600,6 +600,9 @@ func newBenchRig(tb testing.TB) *benchRig {
 	cfg := DefaultConfig()
 	cfg.Port = 0
 	cfg.Auth.Token = r.token
+	// Thousands of clients, all from loopback.
+	cfg.Limits.MaxConnections = 1 << 20 // lowered to what the open-file limit holds
+	cfg.Limits.MaxConnectionsPerAddress = 1 << 20
 	st, err := store.Open(ctx, dir)
 	if err != nil {
 		tb.Fatal(err)

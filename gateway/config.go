@@ -65,6 +65,56 @@ type Config struct {
 	// HandshakeTimeoutMs is how long a new connection has to complete its
 	// connect request before it is closed. Default 10000.
 	HandshakeTimeoutMs int `json:"handshakeTimeoutMs,omitempty" min:"100"`
+	// TrustedProxies lists the reverse proxies (IP addresses or CIDR
+	// ranges, e.g. 127.0.0.1 or 10.0.0.0/8) whose X-Forwarded-For (or,
+	// without it, Forwarded) header names the client. Only a connection
+	// from one of them has its client address taken from the header: the
+	// rightmost address in it that is not itself a trusted proxy. That
+	// address is what the failed-auth lockout and the connection caps
+	// count. Behind a proxy, list it here, or every client shares the
+	// proxy's address and one of them can lock the others out. Empty: the
+	// headers are ignored.
+	TrustedProxies []string `json:"trustedProxies,omitempty"`
+	// Limits bounds what clients can hold open; the defaults are far above
+	// what one user needs.
+	Limits LimitsConfig `json:"limits"`
+}
+
+// LimitsConfig is `gateway.limits`: caps that keep the gateway, and the
+// rest of the process, answering under a flood of connections. A zero
+// field takes its documented default.
+type LimitsConfig struct {
+	// MaxConnections caps the open connections on the gateway's port,
+	// plain HTTP and WebSocket alike. Over it, an idle keep-alive
+	// connection is closed to make room; failing that, the new connection
+	// may only ask /healthz or /readyz (a small reserve of 16 is kept for
+	// them) and anything else gets 503. Default 0: derived from the
+	// process's open-file limit, leaving room for the bridges, the store,
+	// transcripts and model clients: the limit minus 256 minus a quarter
+	// of it, at least 32 and at most 16384. A value the open-file limit
+	// cannot hold (above the limit minus 272) is lowered, with a warning.
+	MaxConnections int `json:"maxConnections,omitempty" min:"0"`
+	// MaxConnectionsPerAddress caps the open connections from one client
+	// address (an IPv4 address, or an IPv6 /64, which one host usually
+	// holds whole). A trusted proxy is counted by the clients it names, not
+	// as one address. Default 0: 128.
+	MaxConnectionsPerAddress int `json:"maxConnectionsPerAddress,omitempty" min:"0"`
+	// MaxPreauthConnections caps the WebSockets that have not completed
+	// their connect request yet, over all addresses (each address may hold
+	// 32). Over it, the oldest is closed with 1013 "try again later", so a
+	// flood of idle sockets cannot keep a real client from connecting.
+	// Default 0: 256.
+	MaxPreauthConnections int `json:"maxPreauthConnections,omitempty" min:"0"`
+	// MaxDecodeBytes caps the bytes of inbound WebSocket messages larger
+	// than 64 KiB that are being read and decoded at once, over all
+	// connections; a large message waits for room before its body is read.
+	// It is raised to policy.maxPayload if lower, so the largest message
+	// still fits. Default 0: twice policy.maxPayload.
+	MaxDecodeBytes int64 `json:"maxDecodeBytes,omitempty" min:"0"`
+	// IdleTimeoutMs is how long an HTTP keep-alive connection may sit
+	// between requests before it is closed. WebSockets are not affected:
+	// they have ticks. Default 0: 60000.
+	IdleTimeoutMs int `json:"idleTimeoutMs,omitempty" min:"0"`
 }
 
 // AuthMode is how clients prove they may connect.
@@ -189,7 +239,8 @@ func (c Config) Addr() string {
 	return net.JoinHostPort(c.Host(), strconv.Itoa(c.Port))
 }
 
-// Validate checks that a custom bind names an IPv4 address.
+// Validate checks that a custom bind names an IPv4 address, that the auth
+// mode fits the bind, and that origins and trusted proxies parse.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Bind == BindCustom {
@@ -207,6 +258,11 @@ func (c Config) Validate() error {
 		errs = append(errs, core.FieldErrorf("auth.mode", fmt.Sprintf("none is allowed only on a loopback bind; the gateway would listen on %s without authentication. Use token or password", c.Host())))
 	case mode == AuthPassword && c.Auth.Password == "":
 		errs = append(errs, core.FieldErrorf("auth.password", "required when auth.mode is password"))
+	}
+	for i, p := range c.TrustedProxies {
+		if _, err := parseProxy(p); err != nil {
+			errs = append(errs, core.FieldErrorf(fmt.Sprintf("trustedProxies[%d]", i), fmt.Sprintf("%q is not an IP address or CIDR range like 10.0.0.0/8", p)))
+		}
 	}
 	for i, o := range c.ControlUI.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {

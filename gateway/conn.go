@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,7 @@ const writeTimeout = 10 * time.Second
 type conn struct {
 	srv      *Server
 	ws       *websocket.Conn
+	frames   *frameGuard // the socket's bytes pass it (acceptWS)
 	id       string
 	ip       string
 	loopback bool
@@ -34,6 +36,14 @@ type conn struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	nonce    string
+
+	// Set by the hub under its preauth lock.
+	preauthEl *list.Element // in hub.preauthOrder while unauthenticated
+	evicted   bool          // closed to make room under the preauth cap
+
+	// decodeHeld is the decode budget this connection holds for the
+	// message it last read; only its reader touches it.
+	decodeHeld atomic.Int64
 
 	// Set once by the handshake, before ready is stored; read-only after.
 	ready     atomic.Bool
@@ -218,6 +228,14 @@ const slowCloseWait = time.Second
 // closeSlow disconnects a slow consumer now: its queue is dropped, the
 // close frame is tried for slowCloseWait, then the socket is cut.
 func (c *conn) closeSlow() {
+	c.closeNow(protocol.ClosePolicyViolation, protocol.ReasonSlowConsumer)
+}
+
+// closeNow closes the connection without writing what is queued: the
+// queue is dropped, the close frame is tried for slowCloseWait (a peer
+// that does not read will not read it either), then the socket is cut.
+// The first close, of any kind, wins. It does not block.
+func (c *conn) closeNow(code websocket.StatusCode, reason string) {
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -231,13 +249,18 @@ func (c *conn) closeSlow() {
 		defer c.srv.connWG.Done()
 		done := make(chan struct{})
 		go func() {
-			_ = c.ws.Close(protocol.ClosePolicyViolation, protocol.ReasonSlowConsumer)
+			_ = c.ws.Close(code, reason)
 			close(done)
 		}()
 		t := time.NewTimer(slowCloseWait)
 		select {
 		case <-done:
 		case <-t.C:
+			// Close is waiting for the reader to let go of the socket
+			// to read the peer's close frame, and CloseNow does nothing
+			// once Close has begun; ending the reader's context is what
+			// closes the socket under it.
+			c.cancel()
 			_ = c.ws.CloseNow()
 			<-done
 		}
@@ -253,27 +276,86 @@ func (c *conn) finishClose(code websocket.StatusCode, reason string) {
 }
 
 // readMessage reads one text message of at most limit bytes. A larger one
-// closes the connection with 1009 and the given reason.
+// closes the connection with 1009 and the given reason, as soon as a frame
+// header announces it (see frameGuard). A message over smallMessageBytes
+// first reserves its bytes from the server's decode budget, waiting for
+// room; the reservation lasts until the next readMessage or the
+// connection's end, so it covers decoding and handling the request too.
+// It is called from the connection's reader only.
 func (c *conn) readMessage(ctx context.Context, limit int64, tooBig string) ([]byte, error) {
+	c.releaseDecode()
+	c.frames.setLimit(limit)
 	typ, r, err := c.ws.Reader(ctx)
 	if err != nil {
-		return nil, err
+		return nil, c.readFailed(err, tooBig)
 	}
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	start, over := c.frames.next()
+	if over {
+		return nil, c.tooBig(tooBig)
 	}
-	if n > limit {
-		c.srv.metrics.oversize.Inc()
-		c.closeAsync(protocol.CloseMessageTooBig, tooBig)
-		return nil, errTooBig
+	// A message in one frame reserves its size; one in fragments may
+	// grow to the limit.
+	reserve, exact := limit, start.whole && start.size >= 0
+	if exact {
+		if start.size > limit {
+			return nil, c.tooBig(tooBig)
+		}
+		reserve = start.size
+	}
+	if reserve > smallMessageBytes {
+		if err := c.srv.decode.acquire(ctx, reserve); err != nil {
+			return nil, err
+		}
+		c.decodeHeld.Store(reserve)
+	}
+	var data []byte
+	if exact {
+		// The size is known: one allocation, no doubling copies.
+		data = make([]byte, start.size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, c.readFailed(err, tooBig)
+		}
+	} else {
+		var buf bytes.Buffer
+		n, err := io.Copy(&buf, io.LimitReader(r, limit+1))
+		if err != nil {
+			return nil, c.readFailed(err, tooBig)
+		}
+		if n > limit {
+			return nil, c.tooBig(tooBig)
+		}
+		data = buf.Bytes()
 	}
 	c.srv.metrics.framesIn.Inc()
 	if typ != websocket.MessageText {
 		return nil, errBinaryFrame
 	}
-	return buf.Bytes(), nil
+	return data, nil
+}
+
+// readFailed maps a failed read to errTooBig, after closing with 1009,
+// when the frame guard refused the message.
+func (c *conn) readFailed(err error, tooBig string) error {
+	if errors.Is(err, errFrameTooBig) {
+		return c.tooBig(tooBig)
+	}
+	return err
+}
+
+// tooBig closes the connection with 1009 and reason, and returns once the
+// close frame is out: the reader's caller ends the connection next, which
+// would otherwise cut the socket before the writer sent it. The close does
+// not wait for the peer's bytes (the frame guard fails every read by then).
+func (c *conn) tooBig(reason string) error {
+	c.srv.metrics.oversize.Inc()
+	c.closeAsync(protocol.CloseMessageTooBig, reason)
+	<-c.ctx.Done()
+	return errTooBig
+}
+
+// releaseDecode returns the decode budget the last message held.
+func (c *conn) releaseDecode() {
+	c.srv.decode.release(c.decodeHeld.Swap(0))
 }
 
 var (
@@ -294,6 +376,9 @@ func (c *conn) respond(id string, payload any, e *protocol.ErrorShape) {
 // hello-ok, and no event broadcast after the client has read it is missed.
 func (c *conn) respondReady(id string, hello any) {
 	b := c.encodeResponse(id, hello, nil)
+	// An authenticated connection is never evicted to make room for
+	// unauthenticated ones.
+	c.srv.hub.authenticated(c)
 	c.mu.Lock()
 	c.ready.Store(true)
 	c.enqueueLocked(frame{head: b}, false)

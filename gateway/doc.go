@@ -5,9 +5,9 @@
 //
 // A connection starts with connect.challenge; its first request must be a
 // valid connect, which is checked in OpenClaw's order (params, protocol
-// range, role, browser origin, shared secret with a per-address rate limit,
-// device identity, device token, pairing) and answered with hello-ok or an
-// error and a close code. After that every request is authorised by role and
+// range, role, browser origin, shared secret with per-address and global
+// rate limits, device identity, device token, pairing) and answered with
+// hello-ok or an error and a close code. After that every request is authorised by role and
 // scope (package protocol's policy table) before its handler runs; unknown
 // methods are errors, never silence.
 //
@@ -17,7 +17,20 @@
 // client that falls behind loses droppable events and is then disconnected
 // as a slow consumer.
 //
+// Nothing a client can hold is unbounded (limits.go): connections on the
+// port, in total (derived from the open-file limit, so the bridges and the
+// store keep descriptors) and per client address, with idle keep-alives
+// evicted and a reserve that keeps /healthz answering at the cap;
+// unauthenticated sockets, per address and in total; the failed-auth
+// budget, per address and over all addresses (package auth); a frame
+// header announcing too much, refused before its bytes arrive, and the
+// bytes of large messages decoded at once (frameguard.go). Behind a
+// reverse proxy listed in gateway.trustedProxies, the client's address
+// comes from X-Forwarded-For (proxy.go).
+//
 // Security defaults: the listener binds to loopback; a token is always
-// required unless auth is none, which only loopback allows; secrets never
-// travel in URLs and never reach a log line.
+// required unless auth is none, which only loopback allows; the WebSocket
+// upgrade is refused (421) unless its Host is a name DNS rebinding cannot
+// take over (hostAllowed); secrets never travel in URLs and never reach a
+// log line.
 package gateway

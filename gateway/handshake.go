@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/gateway/auth"
@@ -26,6 +25,11 @@ var urlSecretParams = []string{"token", "password", "auth", "deviceToken", "boot
 
 // serveWS upgrades one HTTP request and runs the connection until it ends.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !s.hostAllowed(r.Host) {
+		http.Error(w, s.misdirected(r.Host), http.StatusMisdirectedRequest)
+		s.metrics.handshakes.WithLabelValues("host").Inc()
+		return
+	}
 	q := r.URL.Query()
 	for _, p := range urlSecretParams {
 		if q.Has(p) {
@@ -34,9 +38,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ip, loopback := clientAddr(r)
-	if !s.hub.enterPreauth(ip) {
-		http.Error(w, "too many unauthenticated connections from this address", http.StatusTooManyRequests)
+	ip, loopback := s.clientAddr(r)
+	if err := s.hub.enterPreauth(ip); err != nil {
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		s.metrics.handshakes.WithLabelValues("preauth_budget").Inc()
 		return
 	}
@@ -61,18 +65,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
-	// Origins are checked in the handshake, where the client learns why
-	// (CONTROL_UI_ORIGIN_NOT_ALLOWED), not by Accept.
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true, CompressionMode: websocket.CompressionDisabled})
+	ws, frames, err := acceptWS(w, r)
 	if err != nil {
 		return
 	}
-	// Limits are enforced by readMessage, which closes with the protocol's
-	// own reasons.
-	ws.SetReadLimit(-1)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
-		srv: s, ws: ws, id: newUUID(), ip: ip, loopback: loopback,
+		srv: s, ws: ws, frames: frames, id: newUUID(), ip: ip, loopback: loopback,
 		origin: r.Header.Get("Origin"), ctx: ctx, cancel: cancel, nonce: newUUID(),
 	}
 	c.log = s.log.With("conn", c.id)
@@ -228,7 +227,7 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 		return g, &protocol.Rejection{Error: e, CloseCode: protocol.ClosePolicyViolation, CloseReason: protocol.TruncateCloseReason(e.Message)}
 	}
 
-	if ok, retry := s.limiter.Check(c.ip, auth.ScopeSharedSecret, now); !ok {
+	if ok, retry := s.authAllowed(c, p, auth.ScopeSharedSecret, now); !ok {
 		return fail("rate_limited", auth.FailRateLimited, retry)
 	}
 	sharedFail := auth.CheckSharedSecret(mode, secret, p.Auth)
@@ -282,7 +281,7 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 		if tok == "" {
 			tok = presented.Token
 		}
-		if ok, retry := s.limiter.Check(c.ip, auth.ScopeDeviceToken, now); !ok {
+		if ok, retry := s.authAllowed(c, p, auth.ScopeDeviceToken, now); !ok {
 			return fail("rate_limited", auth.FailRateLimited, retry)
 		}
 		if tok != "" {
@@ -483,13 +482,15 @@ func (s *Server) flushPresence() {
 }
 
 // originAllowed implements the browser origin rule: the gateway's own
-// origin, or one listed in gateway.controlUi.allowedOrigins.
+// origin, or one listed in gateway.controlUi.allowedOrigins. The own origin
+// counts only under a name hostAllowed trusts: a page on a rebound name is
+// its own origin too.
 func (s *Server) originAllowed(origin string, r *http.Request) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false
 	}
-	if strings.EqualFold(u.Host, r.Host) {
+	if strings.EqualFold(u.Host, r.Host) && s.hostAllowed(r.Host) {
 		return true
 	}
 	for _, o := range s.cfg.ControlUI.AllowedOrigins {
@@ -500,21 +501,55 @@ func (s *Server) originAllowed(origin string, r *http.Request) bool {
 	return false
 }
 
-// clientAddr returns the client's IP and whether it connected directly
-// from this machine. A request that came through a proxy (forwarding
-// headers) is never loopback, even when the proxy runs here
-// (reliability-security §1.2).
-func clientAddr(r *http.Request) (string, bool) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
+// hostAllowed reports whether host, a request's Host header, names this
+// gateway under a name DNS rebinding cannot take over: an IP address
+// (a literal is never looked up), localhost or a name under .localhost
+// (browsers resolve those to this machine themselves, RFC 6761), or the
+// host of an origin in gateway.controlUi.allowedOrigins (the names the
+// owner put the gateway under, a reverse proxy's say).
+//
+// A page on evil.example whose name the attacker rebinds to 127.0.0.1 is
+// same-origin with the gateway as far as the browser knows, Origin and Host
+// alike; only the name it sends gives it away.
+func (s *Server) hostAllowed(host string) bool {
+	name := hostName(host)
+	switch {
+	case name == "":
+		return false
+	case net.ParseIP(name) != nil:
+		return true
+	case name == "localhost" || strings.HasSuffix(name, ".localhost"):
+		return true
 	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return host, false
+	for _, o := range s.cfg.ControlUI.AllowedOrigins {
+		if u, err := url.Parse(o); err == nil && hostName(u.Host) == name {
+			return true
+		}
 	}
-	forwarded := r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != "" || r.Header.Get("X-Real-Ip") != ""
-	return ip.String(), ip.IsLoopback() && !forwarded
+	return false
+}
+
+// hostName is the name part of a Host header or URL host: the port, IPv6
+// brackets and a trailing dot removed, in lower case.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return strings.ToLower(strings.TrimSuffix(host, "."))
+}
+
+// misdirected is the answer to a request whose Host hostAllowed refuses:
+// what to open instead, and the key that makes the name trusted.
+func (s *Server) misdirected(host string) string {
+	local := "localhost"
+	if _, port, err := net.SplitHostPort(host); err == nil && port != "" {
+		local = net.JoinHostPort(local, port)
+	}
+	return fmt.Sprintf("this gateway does not answer to the name %q (a page on another site may be reaching it through DNS rebinding). "+
+		"Open it as http://%s/ or by its IP address, or, to use this name (a reverse proxy's, say), "+
+		"add the origin the browser shows, such as https://%s, to gateway.controlUi.allowedOrigins",
+		hostName(host), local, hostName(host))
 }
 
 func isWebSocketUpgrade(r *http.Request) bool {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -478,4 +481,161 @@ func TestGeneratedTokenIsPersistedAndNeverLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
+}
+
+// Finding 5 of issue 22: with auth.mode none, a page on evil.example that
+// rebinds its name to 127.0.0.1 is same-origin with the gateway as far as
+// the browser knows (Origin and Host both evil.example), connected from
+// loopback with operator.admin and patched the configuration. The Host it
+// sends is refused before the upgrade.
+func TestFinding5_RebindedHostIsRefused(t *testing.T) {
+	r := newRig(t, rigOptions{cfg: func(c *Config) {
+		c.Auth.Mode = AuthNone
+		c.ControlUI.AllowedOrigins = []string{"https://chat.example.com"}
+	}})
+	addr := r.gw.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	// rebound reaches the gateway whatever name the URL has, as the
+	// browser does once the attacker's DNS answers 127.0.0.1.
+	rebound := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}}
+	t.Cleanup(rebound.CloseIdleConnections)
+	dial := func(host, origin string) (*client.Client, error) {
+		o := r.opts(protocol.ScopeAdmin)
+		o.URL, o.HTTPClient = "ws://"+host+"/", rebound
+		o.Header = http.Header{"Origin": {origin}}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return client.Dial(ctx, o)
+	}
+
+	for _, host := range []string{
+		"evil.example:" + port,
+		"EVIL.example.:" + port,
+		"localhost.evil.example:" + port,
+		"chat.example.com.evil.example:" + port,
+		"127.0.0.1.nip.io:" + port,
+	} {
+		c, err := dial(host, "http://"+host)
+		if err == nil {
+			c.Close()
+			t.Errorf("Host %s: a rebound page connected with scopes %v", host, c.Hello().Auth.Scopes)
+			continue
+		}
+		if !strings.Contains(err.Error(), "421") {
+			t.Errorf("Host %s: %v, want 421 Misdirected Request", host, err)
+		}
+	}
+
+	// The refusal says what to open instead and which key trusts a name.
+	req, err := http.NewRequest("GET", "http://evil.example:"+port+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Sec-WebSocket-Key", base64.StdEncoding.EncodeToString([]byte("0123456789abcdef")))
+	resp, err := rebound.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("upgrade under a rebound name: %s, want 421", resp.Status)
+	} else if body, _ := io.ReadAll(resp.Body); !strings.Contains(string(body), "gateway.controlUi.allowedOrigins") ||
+		!strings.Contains(string(body), "http://localhost:"+port+"/") {
+		t.Errorf("refusal = %s", body)
+	}
+	resp.Body.Close()
+
+	// The names of this machine and the configured ones still connect.
+	for _, tc := range []struct{ host, origin string }{
+		{"127.0.0.1:" + port, "http://127.0.0.1:" + port},
+		{"localhost:" + port, "http://localhost:" + port},
+		{"switchboard.localhost:" + port, "http://switchboard.localhost:" + port},
+		{"[::1]:" + port, "http://[::1]:" + port},
+		{"chat.example.com", "https://chat.example.com"},
+	} {
+		c, err := dial(tc.host, tc.origin)
+		if err != nil {
+			t.Errorf("Host %s: %v", tc.host, err)
+			continue
+		}
+		if got := c.Hello().Auth.Scopes; !slices.Equal(got, []string{protocol.ScopeAdmin}) {
+			t.Errorf("Host %s: scopes %v", tc.host, got)
+		}
+		c.Close()
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	s := &Server{cfg: Config{ControlUI: ControlUIConfig{AllowedOrigins: []string{"https://chat.example.com", "http://box.lan:18789"}}}}
+	for _, tc := range []struct {
+		host string
+		want bool
+	}{
+		{"127.0.0.1:18789", true},
+		{"127.0.0.1", true},
+		{"10.1.2.3:18789", true}, // an address is never looked up
+		{"[::1]:18789", true},
+		{"[::1]", true},
+		{"localhost:18789", true},
+		{"LocalHost.:18789", true},
+		{"app.localhost:18789", true},
+		{"chat.example.com", true},
+		{"CHAT.example.com:443", true},
+		{"box.lan:18789", true},
+		{"box.lan:1", true}, // a rebinding page must use the gateway's port anyway
+		{"", false},
+		{"evil.example:18789", false},
+		{"localhost.evil.example:18789", false},
+		{"notlocalhost:18789", false},
+		{"example.com", false},
+		{"chat.example.com.evil.example", false},
+		{"[evil.example]:18789", false},
+	} {
+		if got := s.hostAllowed(tc.host); got != tc.want {
+			t.Errorf("hostAllowed(%q) = %v, want %v", tc.host, got, tc.want)
+		}
+	}
+}
+
+// Finding 6 of issue 22: a remote token client without a device has its
+// scopes cleared, yet on protocol 3 it received every chat and agent event.
+// It now gets none, as on protocol 4; open events (presence) still reach it.
+func TestFinding6_V3ClientWithoutScopesGetsNoChatEvents(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	for _, v := range []int{protocol.ProtocolV3, protocol.ProtocolV4} {
+		o := remote(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+		o.MinProtocol, o.MaxProtocol = v, v
+		far := r.dial(o)
+		if far.Protocol() != v {
+			t.Fatalf("negotiated v%d, want v%d", far.Protocol(), v)
+		}
+		writer := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+		r.provider.Push(llmtest.Text("a private answer"))
+		key := "finding6-" + strconv.Itoa(v)
+		call[map[string]any](t, writer, "chat.send", map[string]any{"sessionKey": "main", "message": "a private question", "idempotencyKey": key})
+		next(t, writer, "chat", func(e client.Event) bool { return strings.Contains(string(e.Payload), `"final"`) })
+
+		// A client connecting after the run changes presence, an open
+		// event: once far sees it, every event of the run is behind it.
+		mo := r.opts()
+		mo.Client = protocol.ClientInfo{ID: "cli", Version: "1.0.0", Platform: "linux", Mode: "cli", DisplayName: key}
+		marker := r.dial(mo)
+		for {
+			ev := next(t, far, "", nil)
+			if ev.Name == protocol.EventPresence && strings.Contains(string(ev.Payload), key) {
+				break
+			}
+			if ev.Name != protocol.EventPresence && ev.Name != protocol.EventTick && ev.Name != protocol.EventHealth {
+				t.Fatalf("v%d client without scopes received %s: %s", v, ev.Name, ev.Raw)
+			}
+		}
+		for _, c := range []*client.Client{far, writer, marker} {
+			c.Close()
+		}
+	}
 }

@@ -1,38 +1,100 @@
 package gateway
 
 import (
+	"container/list"
+	"errors"
 	"strconv"
 	"sync"
+
+	"github.com/coder/websocket"
 
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 )
 
 // hub tracks connected clients and fans events out to them. Broadcasting
 // never blocks: each client has its own bounded queue (conn.send).
+//
+// It also counts the unauthenticated sockets, per address
+// (protocol.MaxPreauthSocketsPerIP) and in all (maxPreauth): each holds
+// a goroutine and up to 64 KiB of message for as long as the handshake
+// timeout, and a total cap alone would let a flood of idle sockets keep
+// the owner from connecting. So over the total the hub closes one of the
+// flood instead of refusing the newcomer: the oldest socket of the address
+// holding the most.
 type hub struct {
 	mu    sync.RWMutex
 	conns map[*conn]struct{}
 	bmu   sync.Mutex // serialises broadcasts
 	seq   int64      // process-wide event seq (protocol v3), under bmu
 
-	preauthMu sync.Mutex
-	preauth   map[string]int // unauthenticated sockets per IP
+	preauthMu    sync.Mutex
+	preauth      map[string]int // unauthenticated sockets per addrKey
+	preauthTotal int
+	maxPreauth   int
+	// preauthOrder holds the unauthenticated connections, oldest first:
+	// the candidates for eviction. A connection leaves it when it
+	// authenticates, is evicted or ends.
+	preauthOrder *list.List
+	evicting     int // evicted connections not yet ended
 }
 
-func newHub() *hub {
-	return &hub{conns: map[*conn]struct{}{}, preauth: map[string]int{}}
+// Errors of enterPreauth; their text is the HTTP 429 body.
+var (
+	errPreauthAddress = errors.New("too many unauthenticated connections from this address")
+	errPreauthTotal   = errors.New("too many unauthenticated connections; try again later")
+)
+
+// reasonPreauthEvicted is the close reason of a socket closed to make room
+// under the preauth cap (code 1013, try again later).
+const reasonPreauthEvicted = "too many unauthenticated connections"
+
+// newHub returns a hub that admits at most maxPreauth unauthenticated
+// sockets before it evicts.
+func newHub(maxPreauth int) *hub {
+	return &hub{conns: map[*conn]struct{}{}, preauth: map[string]int{}, maxPreauth: maxPreauth, preauthOrder: list.New()}
 }
 
+// add registers a connection accepted by serveWS; unauthenticated, it is
+// a candidate for eviction until authenticated or remove.
 func (h *hub) add(c *conn) {
 	h.mu.Lock()
 	h.conns[c] = struct{}{}
 	h.mu.Unlock()
+	h.preauthMu.Lock()
+	if !c.ready.Load() && !c.evicted {
+		c.preauthEl = h.preauthOrder.PushBack(c)
+	}
+	h.preauthMu.Unlock()
 }
 
+// remove forgets a connection that has ended and gives back what it held
+// of the shared budgets (its decode reservation).
 func (h *hub) remove(c *conn) {
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
+	h.preauthMu.Lock()
+	if c.preauthEl != nil {
+		h.preauthOrder.Remove(c.preauthEl)
+		c.preauthEl = nil
+	}
+	if c.evicted {
+		c.evicted = false
+		h.evicting--
+	}
+	h.preauthMu.Unlock()
+	c.releaseDecode()
+}
+
+// authenticated takes c off the eviction candidates; call it before c is
+// marked ready.
+func (h *hub) authenticated(c *conn) {
+	h.preauthMu.Lock()
+	if c.preauthEl != nil {
+		h.preauthOrder.Remove(c.preauthEl)
+		c.preauthEl = nil
+	}
+	h.preauthMu.Unlock()
 }
 
 func (h *hub) snapshot() []*conn {
@@ -51,21 +113,68 @@ func (h *hub) count() int {
 	return len(h.conns)
 }
 
-func (h *hub) enterPreauth(ip string) bool {
+// enterPreauth counts a new unauthenticated socket from ip, before its
+// upgrade. Over the per-address cap it refuses; over the total it evicts
+// the oldest unauthenticated socket of the address holding the most
+// (closed with 1013), and refuses only when none can be: every counted
+// socket is still upgrading, or as many are already being evicted as the
+// cap, which bounds the sockets counted at twice the cap.
+func (h *hub) enterPreauth(ip string) error {
+	key := addrKey(ip)
 	h.preauthMu.Lock()
-	defer h.preauthMu.Unlock()
-	if h.preauth[ip] >= protocol.MaxPreauthSocketsPerIP {
-		return false
+	if h.preauth[key] >= protocol.MaxPreauthSocketsPerIP {
+		h.preauthMu.Unlock()
+		return errPreauthAddress
 	}
-	h.preauth[ip]++
-	return true
+	var victim *conn
+	if h.preauthTotal-h.evicting >= h.maxPreauth {
+		if h.evicting < h.maxPreauth {
+			victim = h.victimLocked()
+		}
+		if victim == nil {
+			h.preauthMu.Unlock()
+			return errPreauthTotal
+		}
+		h.preauthOrder.Remove(victim.preauthEl)
+		victim.preauthEl = nil
+		victim.evicted = true
+		h.evicting++
+	}
+	h.preauth[key]++
+	h.preauthTotal++
+	h.preauthMu.Unlock()
+	if victim != nil {
+		victim.srv.metrics.limits.WithLabelValues("preauth_evicted").Inc()
+		victim.closeNow(websocket.StatusTryAgainLater, reasonPreauthEvicted)
+	}
+	return nil
 }
 
+// victimLocked picks the socket to evict: the oldest of those from the
+// address with the most unauthenticated sockets, so a client alone on its
+// address is the last to go.
+func (h *hub) victimLocked() *conn {
+	most := 0
+	for e := h.preauthOrder.Front(); e != nil; e = e.Next() {
+		most = max(most, h.preauth[addrKey(e.Value.(*conn).ip)])
+	}
+	for e := h.preauthOrder.Front(); e != nil; e = e.Next() {
+		if c := e.Value.(*conn); h.preauth[addrKey(c.ip)] == most {
+			return c
+		}
+	}
+	return nil
+}
+
+// leavePreauth uncounts an unauthenticated socket from ip: it
+// authenticated, failed or ended.
 func (h *hub) leavePreauth(ip string) {
+	key := addrKey(ip)
 	h.preauthMu.Lock()
 	defer h.preauthMu.Unlock()
-	if h.preauth[ip]--; h.preauth[ip] <= 0 {
-		delete(h.preauth, ip)
+	h.preauthTotal--
+	if h.preauth[key]--; h.preauth[key] <= 0 {
+		delete(h.preauth, key)
 	}
 }
 
@@ -150,12 +259,9 @@ type frame struct {
 // len is the frame's size in bytes.
 func (f frame) len() int { return len(f.head) + len(f.body) + len(f.tail) }
 
+// preauthCount returns the unauthenticated sockets counted, for /metrics.
 func (h *hub) preauthCount() int {
 	h.preauthMu.Lock()
 	defer h.preauthMu.Unlock()
-	n := 0
-	for _, v := range h.preauth {
-		n += v
-	}
-	return n
+	return h.preauthTotal
 }

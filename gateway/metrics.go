@@ -20,6 +20,7 @@ type metrics struct {
 	droppedEvents prometheus.Counter
 	slowConsumers prometheus.Counter
 	oversize      prometheus.Counter
+	limits        *prometheus.CounterVec
 	requests      *prometheus.CounterVec
 	runs          *prometheus.CounterVec
 	runSeconds    prometheus.Histogram
@@ -50,6 +51,10 @@ func newMetrics(gauges func() map[string]float64, extra ...prometheus.Collector)
 		oversize: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchboard_gateway_oversize_frames_total", Help: "Connections closed for a frame over the size limit.",
 		}),
+		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_gateway_connection_limits_total",
+			Help: "Connections the caps acted on: refused, evicted_idle, health_reserve, client_refused, preauth_evicted.",
+		}, []string{"action"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_gateway_requests_total", Help: "Requests by method and result.",
 		}, []string{"method", "result"}),
@@ -66,7 +71,7 @@ func newMetrics(gauges func() map[string]float64, extra ...prometheus.Collector)
 		}),
 	}
 	m.reg.MustRegister(m.connections, m.handshakes, m.framesIn, m.framesOut, m.droppedEvents,
-		m.slowConsumers, m.oversize, m.requests, m.runs, m.runSeconds, m.firstDelta,
+		m.slowConsumers, m.oversize, m.limits, m.requests, m.runs, m.runSeconds, m.firstDelta,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if gauges != nil {
 		m.reg.MustRegister(gaugeFunc{fn: gauges})
@@ -109,5 +114,14 @@ func (s *Server) gauges() map[string]float64 {
 		out["queue_depth"] = float64(st.Queued)
 	}
 	out["gateway_preauth_sockets"] = float64(s.hub.preauthCount())
+	used, _, waiting := s.decode.state()
+	out["gateway_decode_bytes"] = float64(used)
+	out["gateway_decode_waiting"] = float64(waiting)
+	s.mu.Lock()
+	conns := s.conns
+	s.mu.Unlock()
+	if conns != nil {
+		out["gateway_open_connections"] = float64(conns.open())
+	}
 	return out
 }

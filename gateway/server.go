@@ -68,6 +68,10 @@ type Server struct {
 	hub     *hub
 	metrics *metrics
 	limiter *auth.RateLimiter
+	limits  limits
+	proxies proxySet
+	decode  *decodeBudget
+	conns   *connLimiter // set by Start
 	now     func() time.Time
 	started time.Time
 	methods map[string]method
@@ -85,6 +89,9 @@ type Server struct {
 	presencePending atomic.Bool
 	healthVersion   atomic.Int64
 	stopping        atomic.Bool
+	// warnedForwarding is set once forwarding headers from an untrusted
+	// peer have been warned about.
+	warnedForwarding atomic.Bool
 
 	// connWG counts connection handlers and writer goroutines, so Stop
 	// returns only when none is left.
@@ -97,7 +104,9 @@ type Server struct {
 	loops  sync.WaitGroup
 }
 
-// New builds a gateway server from its configuration. It does no IO.
+// New builds a gateway server from its configuration. It does no IO
+// beyond reading the process's open-file limit, which the default
+// connection cap is derived from.
 func New(cfg Config, deps Deps) *Server {
 	log := deps.Logger
 	if log == nil {
@@ -123,11 +132,15 @@ func New(cfg Config, deps Deps) *Server {
 	if deps.Version == "" {
 		deps.Version = "dev"
 	}
+	lim := resolveLimits(cfg, openFileLimit())
 	s := &Server{
 		cfg: cfg, deps: deps, log: log, now: now,
 		mux:     http.NewServeMux(),
-		hub:     newHub(),
+		hub:     newHub(lim.maxPreauth),
 		limiter: auth.NewRateLimiter(auth.RateLimitConfig{}),
+		limits:  lim,
+		proxies: newProxySet(cfg.TrustedProxies),
+		decode:  newDecodeBudget(lim.decodeBytes),
 		dedupe:  newDedupe(now),
 		started: now(),
 	}
@@ -147,17 +160,27 @@ func New(cfg Config, deps Deps) *Server {
 	s.page = webui.Index()
 	s.mux.HandleFunc("GET /{$}", s.handleRoot)
 	s.mux.Handle("GET "+webui.AssetsPrefix, webui.Assets())
+	// Every timeout bounds how long a client that sends nothing holds a
+	// file descriptor: a keep-alive connection after one /healthz used to
+	// stay open forever. A hijacked connection (a WebSocket) has its
+	// deadlines cleared by the upgrade, so none of these cut it.
 	s.http = &http.Server{
-		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		WriteTimeout:      httpWriteTimeout,
+		IdleTimeout:       lim.idle,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return s
 }
 
 // Handler returns the gateway's HTTP handler, for tests and for embedding
-// programs that run their own listener.
-func (s *Server) Handler() http.Handler { return s.mux }
+// programs that run their own listener (where the connection caps, which
+// live in Start's listener, do not apply).
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // ErrAddrInUse is wrapped by Start when another process holds the port.
 var ErrAddrInUse = errors.New("address already in use")
@@ -179,9 +202,18 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		return fmt.Errorf("gateway: listen on %s: %w", s.cfg.Addr(), err)
 	}
+	if s.limits.clamped > 0 {
+		s.log.Warn("gateway: gateway.limits.maxConnections is above what the open-file limit can hold beside the rest of the process; lowered",
+			"configured", s.limits.clamped, "used", s.limits.maxConns, "openFileLimit", openFileLimit())
+	}
+	conns := newConnLimiter(ln, s.proxies, s.limits.maxConns, s.limits.perAddr, time.Now, func(action string) {
+		s.metrics.limits.WithLabelValues(action).Inc()
+	})
+	s.http.ConnState = conns.connState
 	loopCtx, cancel := context.WithCancel(context.Background())
 	s.mu.Lock()
 	s.ln = ln
+	s.conns = conns
 	s.done = make(chan struct{})
 	s.cancel = cancel
 	s.mu.Unlock()
@@ -189,11 +221,12 @@ func (s *Server) Start(ctx context.Context) error {
 	go s.maintenance(loopCtx)
 	go func() {
 		defer close(s.done)
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("gateway: serve stopped", "err", err)
 		}
 	}()
-	s.log.Info("gateway listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/", "auth", s.authMode)
+	s.log.Info("gateway listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String()+"/", "auth", s.authMode,
+		"maxConnections", s.limits.maxConns, "maxConnectionsPerAddress", s.limits.perAddr, "trustedProxies", len(s.proxies))
 	return nil
 }
 

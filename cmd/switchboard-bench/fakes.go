@@ -163,6 +163,7 @@ func (p *platforms) config(port int, token string, spec rigSpec) string {
 	return fmt.Sprintf(`gateway:
   port: %d
   auth: {mode: token, token: %q}
+  limits: {maxConnectionsPerAddress: 1000000} # -conns clients, all from loopback
 models:
   providers:
 %sagents:

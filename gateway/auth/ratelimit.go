@@ -24,7 +24,8 @@ const (
 // RateLimitConfig configures a RateLimiter. The zero value is OpenClaw's
 // policy: 10 failures in a sliding 60 s window lock the (address, scope)
 // out for 5 minutes, at most 10,000 entries are tracked, and loopback
-// addresses are limited like any other.
+// addresses are limited like any other; plus Switchboard's global budget of
+// 60 failures a minute from all addresses together.
 type RateLimitConfig struct {
 	// MaxAttempts is how many failures inside Window trigger a lockout;
 	// zero means 10.
@@ -43,13 +44,24 @@ type RateLimitConfig struct {
 	// the same host every client arrives from loopback (reliability-security
 	// §1.2 A1), and the limiter must not be the part that trusts it.
 	ExemptLoopback bool
+	// GlobalMaxFailures is how many failures, from all addresses
+	// together, pass per Window before every address is throttled: the
+	// per-address lockout alone let sixty addresses guess about 1,800
+	// times a second. It is a token bucket, not a lockout: it holds
+	// GlobalMaxFailures tokens and refills at GlobalMaxFailures per
+	// Window, each failure takes one, and while it is empty Check refuses
+	// everyone until the next token, so guessing is held to that rate and
+	// no one is locked out for longer than a token takes. Zero means 60;
+	// negative turns the budget off.
+	GlobalMaxFailures int
 }
 
 // RateLimiter counts failed authentication attempts per (address, scope)
-// and locks an address out after too many. It is safe for concurrent use;
-// memory is bounded by MaxEntries and expired entries are pruned lazily, so
-// it needs no background goroutine. Every time-dependent method takes the
-// current time.
+// and locks an address out after too many, and counts all failures
+// together against a global budget that throttles every address. It is
+// safe for concurrent use; memory is bounded by MaxEntries and expired
+// entries are pruned lazily, so it needs no background goroutine. Every
+// time-dependent method takes the current time.
 type RateLimiter struct {
 	cfg RateLimitConfig
 
@@ -57,6 +69,9 @@ type RateLimiter struct {
 	entries   map[string]*list.Element // key → element holding *limitEntry
 	order     *list.List               // insertion order, oldest first
 	lastSweep time.Time
+
+	tokens   float64   // the global budget's tokens at tokensAt
+	tokensAt time.Time // zero: the bucket is full
 }
 
 // limitEntry is the state of one (address, scope).
@@ -85,12 +100,60 @@ func NewRateLimiter(cfg RateLimitConfig) *RateLimiter {
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = 10_000
 	}
+	if cfg.GlobalMaxFailures == 0 {
+		cfg.GlobalMaxFailures = 60
+	}
 	return &RateLimiter{cfg: cfg, entries: map[string]*list.Element{}, order: list.New()}
 }
 
-// Check reports whether ip may attempt to authenticate in scope now, and
-// when it may not, how long until the lockout ends.
+// Check reports whether ip may attempt to authenticate in scope now, by
+// its address's lockout and by the global budget, and when it may not, how
+// long until it may.
 func (l *RateLimiter) Check(ip, scope string, now time.Time) (allowed bool, retryAfter time.Duration) {
+	if ok, retry := l.CheckAddress(ip, scope, now); !ok {
+		return false, retry
+	}
+	return l.CheckGlobal(now)
+}
+
+// CheckGlobal reports whether the global budget has a failure left now,
+// and when it has not, how long until it has one. A caller that holds
+// proof no guessing botnet has (a signature by a paired device's key) may
+// skip it and call CheckAddress alone, so the owner's devices still
+// connect while the budget is spent.
+func (l *RateLimiter) CheckGlobal(now time.Time) (allowed bool, retryAfter time.Duration) {
+	if l.cfg.GlobalMaxFailures < 0 {
+		return true, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := l.refill(now)
+	if t >= 1 {
+		return true, 0
+	}
+	per := l.cfg.Window / time.Duration(l.cfg.GlobalMaxFailures)
+	return false, max(time.Duration((1-t)*float64(per)), time.Millisecond)
+}
+
+// refill brings the global bucket to now and returns its tokens; called
+// with l.mu held.
+func (l *RateLimiter) refill(now time.Time) float64 {
+	full := float64(l.cfg.GlobalMaxFailures)
+	if l.tokensAt.IsZero() {
+		l.tokens, l.tokensAt = full, now
+		return l.tokens
+	}
+	if el := now.Sub(l.tokensAt); el > 0 {
+		l.tokens = min(full, l.tokens+full*float64(el)/float64(l.cfg.Window))
+		l.tokensAt = now
+	}
+	return l.tokens
+}
+
+// CheckAddress reports whether ip may attempt to authenticate in scope
+// now by its own lockout alone, and when it may not, how long until the
+// lockout ends.
+func (l *RateLimiter) CheckAddress(ip, scope string, now time.Time) (allowed bool, retryAfter time.Duration) {
 	key, exempt := l.key(ip, scope)
 	if exempt {
 		return true, 0
@@ -116,7 +179,7 @@ func (l *RateLimiter) Check(ip, scope string, now time.Time) (allowed bool, retr
 
 // Failure records a failed attempt by ip in scope; the MaxAttempts-th
 // failure inside Window starts a lockout. Failures during a lockout do not
-// extend it.
+// extend it. Every failure also takes a token from the global budget.
 func (l *RateLimiter) Failure(ip, scope string, now time.Time) {
 	key, exempt := l.key(ip, scope)
 	if exempt {
@@ -124,6 +187,9 @@ func (l *RateLimiter) Failure(ip, scope string, now time.Time) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.cfg.GlobalMaxFailures > 0 {
+		l.tokens = max(0, l.refill(now)-1)
+	}
 	l.sweep(now)
 	var e *limitEntry
 	if el, ok := l.entries[key]; ok {

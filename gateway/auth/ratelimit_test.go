@@ -214,3 +214,47 @@ func TestRateLimiterConcurrent(t *testing.T) {
 		t.Errorf("Len = %d", l.Len())
 	}
 }
+
+// TestRateLimiterGlobalBudget: failures from any number of addresses share
+// one budget of GlobalMaxFailures per Window, refilled steadily, and the
+// per-address check alone ignores it.
+func TestRateLimiterGlobalBudget(t *testing.T) {
+	l := NewRateLimiter(RateLimitConfig{})
+	for i := range 60 {
+		ip := fmt.Sprintf("198.51.100.%d", i)
+		if ok, _ := l.Check(ip, ScopeSharedSecret, t0); !ok {
+			t.Fatalf("failure %d refused before the budget was spent", i+1)
+		}
+		l.Failure(ip, ScopeSharedSecret, t0)
+	}
+	ok, retry := l.Check("203.0.113.1", ScopeDeviceToken, t0)
+	if ok || retry != time.Second {
+		t.Fatalf("a fresh address after 60 failures anywhere: allowed=%v retry=%v, want refused for 1s", ok, retry)
+	}
+	if ok, _ := l.CheckAddress("203.0.113.1", ScopeDeviceToken, t0); !ok {
+		t.Error("CheckAddress refused an address with no failures")
+	}
+	// It refills at one a second: a throttle, not a lockout.
+	if ok, retry := l.Check("203.0.113.1", ScopeSharedSecret, t0.Add(500*time.Millisecond)); ok || retry != 500*time.Millisecond {
+		t.Errorf("half a second later: allowed=%v retry=%v", ok, retry)
+	}
+	now := t0.Add(time.Second)
+	if ok, _ := l.Check("203.0.113.1", ScopeSharedSecret, now); !ok {
+		t.Fatal("a second later: still refused")
+	}
+	l.Failure("203.0.113.1", ScopeSharedSecret, now)
+	if ok, _ := l.Check("203.0.113.2", ScopeSharedSecret, now); ok {
+		t.Error("the refilled token was used and the budget is spent again, but a check passed")
+	}
+	if ok, _ := l.Check("203.0.113.2", ScopeSharedSecret, now.Add(time.Minute)); !ok {
+		t.Error("a minute later: still refused")
+	}
+
+	off := NewRateLimiter(RateLimitConfig{GlobalMaxFailures: -1})
+	for i := range 100 {
+		off.Failure(fmt.Sprintf("198.51.100.%d", i), ScopeSharedSecret, t0)
+	}
+	if ok, _ := off.Check("203.0.113.1", ScopeSharedSecret, t0); !ok {
+		t.Error("GlobalMaxFailures -1 still throttles")
+	}
+}
