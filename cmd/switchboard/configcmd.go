@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/switchboardhq/switchboard/config"
 )
@@ -99,5 +100,22 @@ func (c *cli) loadConfig(explicit string) (*config.Config, string, int) {
 		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
 		return nil, path, exitUsage
 	}
+	c.warnReadableSecrets(path)
 	return cfg, path, exitOK
+}
+
+// warnReadableSecrets warns when the configuration file holds a secret
+// written in it (not a ${VAR} reference) and users other than its owner
+// may read it. It only warns: the file is the operator's.
+func (c *cli) warnReadableSecrets(path string) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !holdsInlineSecret(data) {
+		return
+	}
+	fmt.Fprintf(c.stderr, "switchboard: warning: %s holds a secret written in it and other users may read it (mode %#o); "+
+		"run chmod 600 %s, or move the secret to the environment (${VAR})\n", path, fi.Mode().Perm(), path)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -367,6 +368,53 @@ func TestFinding10_ConfigPatchWritesSecretsPrivately(t *testing.T) {
 			}
 			if tc.warned {
 				assertNoSecrets(t, "the warning", warnings)
+			}
+		})
+	}
+}
+
+// Issue 22, finding 10: a configuration file holding a secret written in
+// it at mode 0644 got no warning; every local user could read the token.
+// Loading it now warns, naming the file and what to do; a private file, or
+// one whose secrets all come from the environment, does not.
+func TestFinding10_ReadableConfigWithSecretsIsWarnedAbout(t *testing.T) {
+	const base = `models:
+  providers:
+    echo: {api: echo}
+agents:
+  defaults:
+    model: {primary: echo/echo}
+gateway:
+  auth: {mode: token, token: "%s"}
+`
+	for _, tt := range []struct {
+		name  string
+		token string
+		mode  os.FileMode
+		warn  bool
+	}{
+		{"inline secret readable by others", "s3cret-token-value", 0o644, true},
+		{"inline secret readable by the group", "s3cret-token-value", 0o640, true},
+		{"inline secret, private file", "s3cret-token-value", 0o600, false},
+		{"secret from the environment", "${GW_TOKEN}", 0o644, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			writeFile(t, path, fmt.Sprintf(base, tt.token))
+			if err := os.Chmod(path, tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			tc := newTestCLI(map[string]string{"GW_TOKEN": "from-the-environment"})
+			if code := tc.run("config", "check", "--config", path); code != exitOK {
+				t.Fatalf("config check: exit %d: %s", code, tc.err.String())
+			}
+			warned := strings.Contains(tc.err.String(), "holds a secret written in it and other users may read it") &&
+				strings.Contains(tc.err.String(), "chmod 600 "+path)
+			if warned != tt.warn {
+				t.Errorf("warned %v, want %v: %s", warned, tt.warn, tc.err.String())
+			}
+			if strings.Contains(tc.err.String(), "s3cret-token-value") {
+				t.Error("the warning shows the secret")
 			}
 		})
 	}
