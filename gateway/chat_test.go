@@ -29,6 +29,7 @@ type chatPayload struct {
 		} `json:"content"`
 	} `json:"message"`
 	DeltaText    *string `json:"deltaText"`
+	Replace      bool    `json:"replace"`
 	ErrorMessage string  `json:"errorMessage"`
 	ErrorKind    string  `json:"errorKind"`
 	StopReason   string  `json:"stopReason"`
@@ -278,6 +279,9 @@ func TestToolEventsOnlyForTheStarterWithTheCap(t *testing.T) {
 	starter := r.dial(o)
 	watcher := r.dial(o) // has the cap, but did not start the run
 	plain := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	// Both show the session, so they get its runs (less the tool details).
+	call[map[string]any](t, watcher, "chat.history", map[string]any{"sessionKey": "main"})
+	call[map[string]any](t, plain, "sessions.messages.subscribe", map[string]any{"key": "main"})
 	sendChat(t, starter, "main", "use a tool", "run-tool")
 
 	collect := func(c *client.Client) (streams []string) {

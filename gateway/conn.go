@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 )
 
@@ -62,6 +63,11 @@ type conn struct {
 	closing bool
 	seq     int64 // per-connection event seq (protocol v4)
 
+	// follows are the sessions whose chat and agent events the client
+	// gets, each with the hub tick it was last followed at; guarded by
+	// the hub's mu (hub.follow).
+	follows map[core.SessionKey]uint64
+
 	subMu       sync.Mutex
 	subscribed  bool            // sessions.subscribe: sessions.changed events
 	runs        map[string]bool // runs this client started (tool events)
@@ -83,8 +89,31 @@ func (c *conn) send(b []byte, droppable bool) bool {
 // own connection; v3 clients get v3seq, the broadcast's process-wide seq,
 // or no seq when it is negative (a targeted send). The seq is assigned
 // under the queue lock, so the frames of one connection leave in seq order.
-func (c *conn) sendEvent(name string, payload []byte, v3seq int64, sv *protocol.StateVersion, droppable bool) bool {
+//
+// With co set, a droppable event replaces the body of a queued, unwritten
+// frame of the same stream instead, keeping that frame's place and seq: a
+// client reading slower than a run streams gets its newest snapshot, not
+// every snapshot in turn. The replacement is co.whole's payload, the
+// snapshot as a whole, since the increment it would have carried assumed
+// the replaced one was read.
+func (c *conn) sendEvent(name string, payload []byte, v3seq int64, sv *protocol.StateVersion, droppable bool, co *coalescing) bool {
 	c.mu.Lock()
+	if co != nil && droppable && !c.closing {
+		for i := len(c.queue) - 1; i >= 0; i-- {
+			if f := &c.queue[i]; f.coalesce == co.key {
+				payload := co.whole(c.protocol)
+				grow := int64(len(payload) - len(f.body))
+				if c.queued+grow > c.srv.cfg.Policy.MaxBufferedBytes {
+					break // dropped below, like any event that does not fit
+				}
+				f.body = payload
+				c.queued += grow
+				c.mu.Unlock()
+				c.srv.metrics.coalescedEvents.Inc()
+				return true
+			}
+		}
+	}
 	seq := v3seq
 	if c.protocol >= protocol.ProtocolV4 && c.ready.Load() {
 		// A dropped event leaves a gap, which tells the client it missed
@@ -92,7 +121,11 @@ func (c *conn) sendEvent(name string, payload []byte, v3seq int64, sv *protocol.
 		c.seq++
 		seq = c.seq
 	}
-	return c.enqueueLocked(eventFrame(name, payload, seq, sv), droppable)
+	f := eventFrame(name, payload, seq, sv)
+	if co != nil && droppable {
+		f.coalesce = co.key
+	}
+	return c.enqueueLocked(f, droppable)
 }
 
 // enqueueLocked queues a frame, called with c.mu held, which it releases.

@@ -84,7 +84,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	challenge, _ := json.Marshal(protocol.ChallengePayload{Nonce: c.nonce, Ts: s.now().UnixMilli()})
-	c.sendEvent(protocol.EventConnectChallenge, challenge, -1, nil, false)
+	c.sendEvent(protocol.EventConnectChallenge, challenge, -1, nil, false, nil)
 	timer := time.AfterFunc(time.Duration(s.cfg.HandshakeTimeoutMs)*time.Millisecond, func() {
 		if !c.ready.Load() {
 			s.metrics.handshakes.WithLabelValues("timeout").Inc()

@@ -93,6 +93,7 @@ func TestV3AndV4ClientsSideBySide(t *testing.T) {
 	o3.MaxProtocol = 3
 	v3 := r.dial(o3)
 	v4 := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	call[map[string]any](t, v3, "chat.history", map[string]any{"sessionKey": "main"}) // shows the session v4 sends to
 	r.provider.Push(llmtest.Text("side by side"))
 	call[map[string]any](t, v4, "chat.send", map[string]any{"sessionKey": "main", "message": "hi", "idempotencyKey": "sbs-1"})
 	for _, c := range []*client.Client{v3, v4} {

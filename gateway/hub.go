@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 )
 
@@ -24,8 +25,15 @@ import (
 type hub struct {
 	mu    sync.RWMutex
 	conns map[*conn]struct{}
-	bmu   sync.Mutex // serialises broadcasts
-	seq   int64      // process-wide event seq (protocol v3), under bmu
+	// followers indexes the authenticated clients by the sessions they
+	// follow (conn.follows, also under mu): a session's chat and agent
+	// events cost work for these clients only.
+	followers map[core.SessionKey]map[*conn]struct{}
+	tick      uint64 // orders conn.follows by recency, under mu
+
+	bmu     sync.Mutex // serialises broadcasts
+	seq     int64      // process-wide event seq (protocol v3), under bmu
+	scratch []*conn    // a broadcast's recipients, under bmu
 
 	preauthMu    sync.Mutex
 	preauth      map[string]int // unauthenticated sockets per addrKey
@@ -51,7 +59,8 @@ const reasonPreauthEvicted = "too many unauthenticated connections"
 // newHub returns a hub that admits at most maxPreauth unauthenticated
 // sockets before it evicts.
 func newHub(maxPreauth int) *hub {
-	return &hub{conns: map[*conn]struct{}{}, preauth: map[string]int{}, maxPreauth: maxPreauth, preauthOrder: list.New()}
+	return &hub{conns: map[*conn]struct{}{}, followers: map[core.SessionKey]map[*conn]struct{}{},
+		preauth: map[string]int{}, maxPreauth: maxPreauth, preauthOrder: list.New()}
 }
 
 // add registers a connection accepted by serveWS; unauthenticated, it is
@@ -72,6 +81,10 @@ func (h *hub) add(c *conn) {
 func (h *hub) remove(c *conn) {
 	h.mu.Lock()
 	delete(h.conns, c)
+	for key := range c.follows {
+		h.dropFollowerLocked(key, c)
+	}
+	c.follows = nil
 	h.mu.Unlock()
 	h.preauthMu.Lock()
 	if c.preauthEl != nil {
@@ -104,6 +117,83 @@ func (h *hub) snapshot() []*conn {
 	for c := range h.conns {
 		out = append(out, c)
 	}
+	return out
+}
+
+// maxFollowsPerConn bounds the sessions one client follows; past it, the
+// one it followed longest ago is dropped.
+const maxFollowsPerConn = 1024
+
+// follow makes c get the chat and agent events of session key: c sent to
+// it, loaded its history or subscribed to its messages. Following again
+// refreshes it. A connection that has ended follows nothing.
+func (h *hub) follow(c *conn, key core.SessionKey) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.conns[c]; !ok {
+		return
+	}
+	h.tick++
+	if _, ok := c.follows[key]; !ok {
+		if c.follows == nil {
+			c.follows = map[core.SessionKey]uint64{}
+		}
+		if len(c.follows) >= maxFollowsPerConn {
+			var oldest core.SessionKey
+			first := true
+			for k, t := range c.follows {
+				if first || t < c.follows[oldest] {
+					oldest, first = k, false
+				}
+			}
+			delete(c.follows, oldest)
+			h.dropFollowerLocked(oldest, c)
+		}
+		set := h.followers[key]
+		if set == nil {
+			set = map[*conn]struct{}{}
+			h.followers[key] = set
+		}
+		set[c] = struct{}{}
+	}
+	c.follows[key] = h.tick
+}
+
+// unfollow stops c getting session key's chat and agent events.
+func (h *hub) unfollow(c *conn, key core.SessionKey) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := c.follows[key]; ok {
+		delete(c.follows, key)
+		h.dropFollowerLocked(key, c)
+	}
+}
+
+func (h *hub) dropFollowerLocked(key core.SessionKey, c *conn) {
+	if set := h.followers[key]; set != nil {
+		delete(set, c)
+		if len(set) == 0 {
+			delete(h.followers, key)
+		}
+	}
+}
+
+// recipients lists the clients an event may go to, into the broadcast
+// scratch slice (called under bmu): a session's followers for a session
+// event, every client for the others.
+func (h *hub) recipients(session core.SessionKey) []*conn {
+	out := h.scratch[:0]
+	h.mu.RLock()
+	if session != "" {
+		for c := range h.followers[session] {
+			out = append(out, c)
+		}
+	} else {
+		for c := range h.conns {
+			out = append(out, c)
+		}
+	}
+	h.mu.RUnlock()
 	return out
 }
 
@@ -185,25 +275,44 @@ type outEvent struct {
 	// it at most once per version.
 	payload    func(protocol int) []byte
 	dropIfSlow bool
+	// session, when set, makes the event one of a session's chat and agent
+	// events: it goes only to the clients following that session
+	// (hub.follow), as OpenClaw's clients only render the session they
+	// show; sessions.changed tells everyone else that something ran.
+	session core.SessionKey
+	// coalesce, when set, names the stream of cumulative snapshots the
+	// event belongs to (a run's chat deltas): a client's queued, unwritten
+	// snapshot of the stream is replaced by this one rather than queued
+	// behind it, in the form whole renders (the snapshot standing alone).
+	// Only with dropIfSlow.
+	coalesce string
+	whole    func(protocol int) []byte
 	// to filters recipients beyond the scope guard (nil: every client).
 	to func(c *conn) bool
 	// stateVersion is sent with presence and health events.
 	stateVersion *protocol.StateVersion
 }
 
-// broadcast sends ev to every authenticated client allowed to see it. v3
-// clients share one process-wide seq (a client filtered out sees a gap, as
-// in OpenClaw); v4 clients get their own strictly increasing seq.
+// broadcast sends ev to every authenticated client allowed to see it, or
+// for a session's event to the clients following the session. v3 clients
+// share one process-wide seq (a client filtered out sees a gap, as in
+// OpenClaw); v4 clients get their own strictly increasing seq.
 //
 // Broadcasts are serialised, so every client receives them in seq order;
-// one costs a queue append per client and never waits for a socket.
+// one costs a queue append per recipient and never waits for a socket.
 func (h *hub) broadcast(ev outEvent) {
 	h.bmu.Lock()
 	defer h.bmu.Unlock()
 	h.seq++
 	v3seq := h.seq
 	var bodies [5][]byte
-	for _, c := range h.snapshot() {
+	var co *coalescing
+	if ev.coalesce != "" && ev.whole != nil {
+		co = &coalescing{key: ev.coalesce, render: ev.whole}
+	}
+	h.scratch = h.recipients(ev.session)
+	defer clear(h.scratch) // hold no connection past the broadcast
+	for _, c := range h.scratch {
 		if !c.ready.Load() || !protocol.EventAllowed(ev.name, c.role, c.scopes, c.protocol) {
 			continue
 		}
@@ -217,8 +326,33 @@ func (h *hub) broadcast(ev outEvent) {
 		if bodies[p] == nil {
 			bodies[p] = ev.payload(c.protocol)
 		}
-		c.sendEvent(ev.name, bodies[p], v3seq, ev.stateVersion, ev.dropIfSlow)
+		c.sendEvent(ev.name, bodies[p], v3seq, ev.stateVersion, ev.dropIfSlow, co)
 	}
+}
+
+// coalescing is what a client's queue needs to fold a snapshot into the
+// queued one of the same stream: the stream's key and the snapshot as a
+// whole, rendered once per protocol version for all the clients of one
+// broadcast.
+type coalescing struct {
+	key    string
+	render func(protocol int) []byte
+	bodies [5][]byte
+	mu     sync.Mutex // clients' queues call whole under their own locks
+}
+
+// whole is the snapshot standing alone, for a client of protocol p.
+func (co *coalescing) whole(p int) []byte {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	i := p
+	if i < 0 || i >= len(co.bodies) {
+		i = 0
+	}
+	if co.bodies[i] == nil {
+		co.bodies[i] = co.render(p)
+	}
+	return co.bodies[i]
 }
 
 // eventFrame is {"type":"event","event":name,"payload":payload,"seq":n,
@@ -254,6 +388,9 @@ func eventFrame(name string, payload []byte, seq int64, sv *protocol.StateVersio
 // is modified after it is queued.
 type frame struct {
 	head, body, tail []byte
+	// coalesce is outEvent.coalesce: while queued, the frame's body may be
+	// replaced by a newer snapshot of the same stream.
+	coalesce string
 }
 
 // len is the frame's size in bytes.

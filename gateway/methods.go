@@ -42,6 +42,9 @@ func (s *Server) registry() map[string]method {
 		"sessions.subscribe":   {s.mSessionsSubscribe(true), true},
 		"sessions.unsubscribe": {s.mSessionsSubscribe(false), true},
 
+		"sessions.messages.subscribe":   {s.mSessionsMessages(true), true},
+		"sessions.messages.unsubscribe": {s.mSessionsMessages(false), true},
+
 		"config.get":    {s.mConfigGet, true},
 		"config.schema": {s.mConfigSchema, true},
 		"config.set":    {s.mConfigSet, true},

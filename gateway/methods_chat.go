@@ -88,6 +88,8 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 	}
 	b := s.backend.Load()
 	key := core.ResolveRequestSessionKey(s.defaultAgentID(), p.SessionKey)
+	// The sender sees the session's runs, its own and any other.
+	s.hub.follow(c, key)
 	runID := p.IdempotencyKey
 	in := s.inbound(c, key, msg, runID)
 
@@ -199,7 +201,7 @@ func checkSessionKey(method, key string) *protocol.ErrorShape {
 	return nil
 }
 
-func (s *Server) mChatHistory(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+func (s *Server) mChatHistory(ctx context.Context, c *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
 		SessionKey string `json:"sessionKey"`
 		Limit      *int   `json:"limit"`
@@ -226,6 +228,11 @@ func (s *Server) mChatHistory(ctx context.Context, _ *conn, req protocol.Request
 		maxChars = *p.MaxChars
 	}
 	key := core.ResolveRequestSessionKey(s.defaultAgentID(), p.SessionKey)
+	// A client that loads a session's history shows it: it gets the
+	// session's live runs from now on (as OpenClaw's TUI and Control UI
+	// expect, and the web chat page), before the history is read, so no
+	// run falls between the two.
+	s.hub.follow(c, key)
 	entry, msgs, _, err := s.backend.Load().Runner.History(ctx, key)
 	if err != nil {
 		return nil, errorShape(err)
@@ -331,7 +338,7 @@ func (s *Server) mChatAbort(_ context.Context, _ *conn, req protocol.RequestFram
 	return map[string]any{"ok": true, "aborted": aborted, "runIds": nonNil(runIDs)}, nil
 }
 
-func (s *Server) mChatInject(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+func (s *Server) mChatInject(ctx context.Context, c *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
 		SessionKey string `json:"sessionKey"`
 		Message    string `json:"message"`
@@ -350,6 +357,7 @@ func (s *Server) mChatInject(ctx context.Context, _ *conn, req protocol.RequestF
 		return nil, invalidParams(req.Method, "label must be at most 100 characters")
 	}
 	key := core.ResolveRequestSessionKey(s.defaultAgentID(), p.SessionKey)
+	s.hub.follow(c, key)
 	text := p.Message
 	if p.Label != "" {
 		text = "[" + p.Label + "]\n\n" + text
@@ -405,6 +413,7 @@ func (s *Server) mAgent(ctx context.Context, c *conn, req protocol.RequestFrame)
 		agentID = s.defaultAgentID()
 	}
 	key := core.ResolveRequestSessionKey(agentID, p.SessionKey)
+	s.hub.follow(c, key)
 	runID := p.IdempotencyKey
 	in := s.inbound(c, key, *p.Message, runID)
 	if p.Deliver && p.Channel != "" && p.Channel != webchatChannel {

@@ -350,3 +350,39 @@ func (s *Server) mSessionsSubscribe(on bool) handler {
 		return map[string]any{"ok": true, "subscribed": on}, nil
 	}
 }
+
+// mSessionsMessages is sessions.messages.subscribe and unsubscribe
+// ({key, agentId?, includeApprovals?}, OpenClaw's closed schema): the
+// client gets, or stops getting, the chat and agent events of the
+// session's runs, as OpenClaw's Control UI asks for the session it shows.
+// includeApprovals is accepted and changes nothing: approval events go to
+// every client with the approvals scope.
+func (s *Server) mSessionsMessages(on bool) handler {
+	return func(_ context.Context, c *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+		var p struct {
+			Key              string `json:"key"`
+			AgentID          string `json:"agentId"`
+			IncludeApprovals *bool  `json:"includeApprovals"`
+		}
+		if e := decodeParams(req, &p); e != nil {
+			return nil, e
+		}
+		if e := checkSessionKey(req.Method, p.Key); e != nil {
+			return nil, invalidParams(req.Method, "key is required (1 to 512 characters)")
+		}
+		if p.IncludeApprovals != nil && (!on || !*p.IncludeApprovals) {
+			return nil, invalidParams(req.Method, "includeApprovals may only be true, and only when subscribing")
+		}
+		agentID := p.AgentID
+		if agentID == "" {
+			agentID = s.defaultAgentID()
+		}
+		key := core.ResolveRequestSessionKey(agentID, p.Key)
+		if on {
+			s.hub.follow(c, key)
+		} else {
+			s.hub.unfollow(c, key)
+		}
+		return map[string]any{"subscribed": on, "key": key}, nil
+	}
+}

@@ -18,13 +18,15 @@ type metrics struct {
 	framesIn      prometheus.Counter
 	framesOut     prometheus.Counter
 	droppedEvents prometheus.Counter
-	slowConsumers prometheus.Counter
-	oversize      prometheus.Counter
-	limits        *prometheus.CounterVec
-	requests      *prometheus.CounterVec
-	runs          *prometheus.CounterVec
-	runSeconds    prometheus.Histogram
-	firstDelta    prometheus.Histogram
+	// coalescedEvents counts snapshots that replaced a queued one.
+	coalescedEvents prometheus.Counter
+	slowConsumers   prometheus.Counter
+	oversize        prometheus.Counter
+	limits          *prometheus.CounterVec
+	requests        *prometheus.CounterVec
+	runs            *prometheus.CounterVec
+	runSeconds      prometheus.Histogram
+	firstDelta      prometheus.Histogram
 }
 
 func newMetrics(gauges func() map[string]float64, extra ...prometheus.Collector) *metrics {
@@ -44,6 +46,9 @@ func newMetrics(gauges func() map[string]float64, extra ...prometheus.Collector)
 		}),
 		droppedEvents: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchboard_gateway_events_dropped_total", Help: "Droppable events skipped for slow clients.",
+		}),
+		coalescedEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_gateway_events_coalesced_total", Help: "Chat deltas that replaced an older one still queued for a client.",
 		}),
 		slowConsumers: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchboard_gateway_slow_consumers_total", Help: "Clients disconnected as slow consumers.",
@@ -70,7 +75,7 @@ func newMetrics(gauges func() map[string]float64, extra ...prometheus.Collector)
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 	}
-	m.reg.MustRegister(m.connections, m.handshakes, m.framesIn, m.framesOut, m.droppedEvents,
+	m.reg.MustRegister(m.connections, m.handshakes, m.framesIn, m.framesOut, m.droppedEvents, m.coalescedEvents,
 		m.slowConsumers, m.oversize, m.limits, m.requests, m.runs, m.runSeconds, m.firstDelta,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if gauges != nil {

@@ -356,7 +356,7 @@ func (st *runState) emit(outs []events.Out) {
 				}
 				return payload
 			}
-			ev := outEvent{name: events.EventAgent, payload: encode, dropIfSlow: out.DropIfSlow}
+			ev := outEvent{name: events.EventAgent, payload: encode, dropIfSlow: out.DropIfSlow, session: st.info.SessionKey}
 			if out.ToolStream {
 				ids := st.ids
 				ev.to = func(c *conn) bool {
@@ -376,16 +376,29 @@ func (st *runState) emit(outs []events.Out) {
 	}
 }
 
-// broadcastChat sends a chat event in each client's protocol version.
+// broadcastChat sends a chat event in each client's protocol version, to
+// the clients following its session. A delta (droppable) coalesces with
+// the run's delta still queued for a client.
 func (s *Server) broadcastChat(ev events.ChatEvent, dropIfSlow bool) {
-	s.hub.broadcast(outEvent{name: events.EventChat, dropIfSlow: dropIfSlow, payload: func(p int) []byte {
-		b, err := ev.MarshalFor(p)
-		if err != nil {
-			s.log.Error("gateway: chat event could not be encoded", "err", err)
-			return []byte("{}")
+	encode := func(ev events.ChatEvent) func(int) []byte {
+		return func(p int) []byte {
+			b, err := ev.MarshalFor(p)
+			if err != nil {
+				s.log.Error("gateway: chat event could not be encoded", "err", err)
+				return []byte("{}")
+			}
+			return b
 		}
-		return b
-	}})
+	}
+	out := outEvent{name: events.EventChat, dropIfSlow: dropIfSlow, session: core.SessionKey(ev.SessionKey), payload: encode(ev)}
+	if dropIfSlow && ev.State == events.StateDelta {
+		// Folded into a delta the client has not read yet, this one
+		// carries the whole text as a replacement.
+		whole := ev
+		whole.DeltaText, whole.Replace = ev.Message.Text(), true
+		out.coalesce, out.whole = "chat\x00"+ev.RunID, encode(whole)
+	}
+	s.hub.broadcast(out)
 }
 
 // sessionsChanged tells clients that subscribed with sessions.subscribe that

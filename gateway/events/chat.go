@@ -46,14 +46,40 @@ func (r *Run) display() string {
 	return s
 }
 
+// The byte budget of a run's chat deltas. Each delta repeats the whole
+// text so far, so at a fixed rate a reply of N bytes would cost every
+// client O(N²) bytes. A throttled delta goes out only while the snapshots
+// sent, this one included, stay within chatBudgetFactor times the text's
+// length plus chatBudgetSlack: short replies stream at the throttle's
+// pace, a long one ever more sparsely (each delta once the text has grown
+// by about 1/chatBudgetFactor of what was sent), and the total stays
+// O(N). The flushes before a tool start and before the final are not
+// counted against it.
+const (
+	chatBudgetFactor = 12
+	chatBudgetSlack  = 32 << 10
+)
+
+// withinBudget reports whether a delta of the current text fits the chat
+// byte budget. The raw buffer's length stands for the display text's,
+// which is never longer.
+func (r *Run) withinBudget() bool {
+	n := len(r.buf)
+	return r.sentBytes+n <= chatBudgetFactor*n+chatBudgetSlack
+}
+
 // chatIfDue sends the snapshot as a delta if it changed and the throttle
-// allows; otherwise it stays held until NextFlush.
+// and the byte budget allow; otherwise it stays held until NextFlush, or
+// until the text grows enough.
 func (r *Run) chatIfDue(out []Out) []Out {
 	if !r.dirty || r.hideChat {
 		return out
 	}
 	now := r.now()
 	if r.throttle > 0 && r.hasSent && now.Sub(r.lastSentAt) < r.throttle {
+		return out
+	}
+	if !r.withinBudget() {
 		return out
 	}
 	return r.chatDelta(out, r.seq, now)
@@ -81,6 +107,7 @@ func (r *Run) chatDelta(out []Out, seq int64, now time.Time) []Out {
 		c.DeltaText, c.Replace = text, true
 	}
 	r.sent, r.lastSentAt, r.hasSent = text, now, true
+	r.sentBytes += len(text)
 	return append(out, Out{Event: EventChat, Chat: c, DropIfSlow: true})
 }
 

@@ -15,20 +15,23 @@
 //	           {phase:"end", startedAt, endedAt, stopReason?}
 //	           {phase:"end", startedAt, endedAt, aborted:true, stopReason}
 //	           {phase:"error", startedAt, endedAt, error, errorKind}
-//	assistant  text: {phase:"delta", messageId, contentIndex, blockType:"text", text, delta}
+//	assistant  text: {phase:"delta", messageId, contentIndex, blockType:"text", delta}
 //	           plus the structure events below
-//	thinking   {phase:"delta", messageId, contentIndex, blockType:"thinking", text, delta}
+//	thinking   {phase:"delta", messageId, contentIndex, blockType:"thinking", delta}
 //	tool       {phase:"start", name, toolCallId, args, messageId, contentIndex}
 //	           {phase:"update", name, toolCallId, partialResult, messageId, contentIndex}
 //	           {phase:"result", name, toolCallId, isError, result, messageId, contentIndex}
 //	compaction {phase:"start", reason, tokensBefore}
 //	           {phase:"end", reason, tokensBefore, tokensAfter, completed, error?}
 //
-// A text delta is also OpenClaw's classic assistant event: text is the
-// visible text of the current model response so far and delta what this
-// event adds, so a client that only knows {text, delta} keeps working.
-// Reasoning is on the thinking stream, where OpenClaw sends it, so it never
-// reaches a client that appends every assistant delta to the reply.
+// A delta carries what it adds to its block, never the text so far:
+// OpenClaw's classic assistant event also repeats the response's text in
+// text, which makes a reply of N bytes cost each client O(N²) bytes
+// (issue 22). OpenClaw's clients do not read it (its TUI renders chat
+// events, its Control UI takes assistant events as a sign of activity);
+// the whole text is the chat event's. Reasoning is on the thinking stream,
+// where OpenClaw sends it, so it never reaches a client that appends every
+// assistant delta to the reply.
 //
 // # Structured-stream extension
 //
@@ -49,8 +52,8 @@
 //   - contentIndex is the block's index in the response's content, as the
 //     model numbered it; blockType is "text", "thinking" or "toolCall".
 //   - All five are on the assistant stream, except thinking deltas (on the
-//     thinking stream). Text deltas carry text and delta; thinking deltas
-//     the block's text so far and delta; toolCall deltas argsDelta, a
+//     thinking stream). Text and thinking deltas carry delta; toolCall
+//     deltas argsDelta, a
 //     fragment of the arguments' JSON (never delta, so it cannot be taken
 //     for reply text).
 //   - Tool-stream events carry the messageId and contentIndex of their
@@ -71,8 +74,11 @@
 // paragraph ("\n\n") per response, with inline directive tags removed
 // ({runId, sessionKey, seq, state, message:{role:"assistant",
 // content:[{type:"text", text}], timestamp}}). Deltas are throttled to one
-// per Options.Throttle (150 ms); text that grew since the last delta is
-// flushed as one extra delta before a tool starts and before the final.
+// per Options.Throttle (150 ms) and, since each repeats the whole text,
+// to a byte budget linear in the text (see withinBudget): a long reply's
+// deltas grow sparser, and the bytes a client is sent for it stay O(N).
+// Text that grew since the last delta is flushed as one extra delta before
+// a tool starts and before the final.
 // Heartbeat runs stream no chat deltas (OpenClaw hides heartbeat output
 // from interactive chat). The final's message is what the chat receives,
 // the text of the run's replies (agent.Result.Replies, built from the last

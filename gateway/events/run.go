@@ -61,6 +61,7 @@ type Run struct {
 	buf        []byte
 	dirty      bool
 	sent       string
+	sentBytes  int // the text bytes of every chat delta sent (see withinBudget)
 	lastSentAt time.Time
 	hasSent    bool
 }
@@ -164,8 +165,11 @@ func (r *Run) Compaction(ev agent.CompactionEvent) []Out {
 
 // NextFlush reports when a chat delta held back by the throttle becomes
 // due; ok is false when nothing is held. Arm a timer for it and call Flush.
+//
+// A delta held by the byte budget rather than the throttle needs no timer:
+// it waits for the text to grow, and the final flushes it in any case.
 func (r *Run) NextFlush() (due time.Time, ok bool) {
-	if r.ended || !r.dirty || r.hideChat {
+	if r.ended || !r.dirty || r.hideChat || !r.withinBudget() {
 		return time.Time{}, false
 	}
 	return r.lastSentAt.Add(r.throttle), true

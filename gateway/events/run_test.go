@@ -84,7 +84,7 @@ func TestPlainTextThrottle(t *testing.T) {
 	// The chat delta goes with the agent text delta that carried the text.
 	first := deltas(h.out)[0]
 	for _, a := range agents(h.out, StreamAssistant) {
-		if a.Seq == first.Seq && (a.Data["phase"] != PhaseDelta || a.Data["delta"] != "w0 " || a.Data["text"] != "w0 ") {
+		if a.Seq == first.Seq && (a.Data["phase"] != PhaseDelta || a.Data["delta"] != "w0 ") {
 			t.Fatalf("chat seq %d is %v", first.Seq, a.Data)
 		}
 	}
@@ -156,15 +156,19 @@ func TestTextToolText(t *testing.T) {
 	if len(toolStart) != 2 || toolStart[0].Chat == nil || toolStart[1].Agent == nil || toolStart[0].Chat.Seq != toolStart[1].Agent.Seq {
 		t.Fatalf("tool start: %s", dump(toolStart))
 	}
-	// The classic OpenClaw fields: text is the response's text so far.
+	// A text delta carries what it adds, never the text so far (issue 22,
+	// finding 2): a client rebuilds each block by appending.
 	var texts []any
 	for _, a := range agents(h.out, StreamAssistant) {
 		if a.Data["blockType"] == BlockText && a.Data["phase"] == PhaseDelta {
-			texts = append(texts, a.Data["text"])
+			if _, ok := a.Data["text"]; ok {
+				t.Fatalf("text delta repeats the text so far: %s", line(Out{Agent: a}))
+			}
+			texts = append(texts, a.Data["delta"])
 		}
 	}
-	if want := []any{"I'll check", "I'll check that.", "The value", "The value is 42."}; !reflect.DeepEqual(texts, want) {
-		t.Fatalf("classic text = %q, want %q", texts, want)
+	if want := []any{"I'll check", " that.", "The value", " is 42."}; !reflect.DeepEqual(texts, want) {
+		t.Fatalf("text deltas = %q, want %q", texts, want)
 	}
 	for _, o := range h.out {
 		if o.Agent != nil && (o.Agent.Stream == StreamTool || o.Agent.Data["blockType"] == BlockToolCall) && !o.ToolStream {
@@ -202,7 +206,10 @@ func TestThinkingStream(t *testing.T) {
 		textStart(1), textDelta(1, "Answer"), textEnd(1),
 		assistantEnd(core.StopReasonStop))
 	th := agents(h.out, StreamThinking)
-	if len(th) != 2 || th[1].Data["text"] != "weighing options" || th[1].Data["delta"] != " options" || th[1].Data["blockType"] != BlockThinking || th[1].Data["contentIndex"] != 0 {
+	if len(th) != 2 {
+		t.Fatalf("thinking events: %s", dump(h.out))
+	}
+	if _, cumulative := th[1].Data["text"]; cumulative || th[0].Data["delta"] != "weighing" || th[1].Data["delta"] != " options" || th[1].Data["blockType"] != BlockThinking || th[1].Data["contentIndex"] != 0 {
 		t.Fatalf("thinking events: %s", dump(h.out))
 	}
 	for _, c := range deltas(h.out) {

@@ -40,7 +40,6 @@ type block struct {
 	ended, stopped bool
 	toolName       string
 	toolCallID     string
-	thinking       strings.Builder
 }
 
 // block returns the block of m at index with type typ, creating it. fresh
@@ -103,12 +102,12 @@ func (r *Run) streamEvent(out []Out, ev *core.AssistantMessageEvent) []Out {
 	case core.AssistantEventThinkingDelta:
 		b := m.block(idx, BlockThinking, true)
 		out = r.announce(out, b)
-		b.thinking.WriteString(ev.Delta)
 		// Reasoning goes on the thinking stream, as OpenClaw sends it, so a
 		// client that appends every assistant delta never shows it as reply.
+		// Like text, it carries only what it adds.
 		out = append(out, r.agentOut(r.next(), StreamThinking, map[string]any{
 			"phase": PhaseDelta, "messageId": m.id, "contentIndex": idx, "blockType": BlockThinking,
-			"text": b.thinking.String(), "delta": ev.Delta,
+			"delta": ev.Delta,
 		}))
 	case core.AssistantEventThinkingEnd:
 		b := m.block(idx, BlockThinking, false)
@@ -138,8 +137,10 @@ func (r *Run) streamEvent(out []Out, ev *core.AssistantMessageEvent) []Out {
 }
 
 // showText sends text of block b that the filter released: the block's
-// start if needed, then a delta that is also OpenClaw's classic assistant
-// event (text is the response's visible text so far, delta the addition).
+// start if needed, then a delta carrying only the addition. (OpenClaw's
+// classic assistant event also repeats the response's text so far, which
+// made a reply of N bytes cost every client O(N²) bytes; the cumulative
+// text is the chat event's, which is throttled.)
 func (r *Run) showText(out []Out, b *block, visible string) []Out {
 	if visible == "" {
 		return out
@@ -147,7 +148,7 @@ func (r *Run) showText(out []Out, b *block, visible string) []Out {
 	m := r.msg
 	out = r.announce(out, b)
 	data := r.blockData(PhaseDelta, b)
-	data["text"], data["delta"] = m.filter.Visible()[m.shownFrom:], visible
+	data["delta"] = visible
 	out = append(out, r.agentOut(r.next(), StreamAssistant, data))
 	r.appendVisible(m, visible)
 	if b.ended {

@@ -168,6 +168,10 @@ class App {
     this.activeRun = null;
     this.setComposer(true);
     this.panels.show(this.scopes, hello.features ? hello.features.methods : []);
+    // The gateway sends a session's live runs only to the clients showing
+    // it (chat.history follows it); sessions.changed says when any other
+    // session's run starts or ends, for the session list.
+    this.gw.request("sessions.subscribe", {}).catch(() => {});
     await Promise.all([this.loadHistory(), this.loadSessions()]);
   }
 
@@ -227,6 +231,9 @@ class App {
 
   switchSession(key) {
     if (key === this.sessionKey) return;
+    if (this.gw.hello && this.sessionKey) {
+      this.gw.request("sessions.messages.unsubscribe", { key: this.sessionKey }).catch(() => {});
+    }
     this.sessionKey = key;
     localStorage.setItem(SESSION_KEY, key);
     this.activeRun = null;
