@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e chaos soak generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e bench-gateway chaos soak generate clean
 
 all: build
 
@@ -76,6 +76,18 @@ SESSIONS      ?= 100
 MESSAGES      ?= 5
 bench-e2e: build
 	$(GO) run ./cmd/switchboard-bench -mode load -bin $(BIN)/switchboard -sessions $(SESSIONS) -messages $(MESSAGES) -json bench-e2e.json -svg bench-e2e.svg
+
+## bench-gateway: gateway clients against the daemon's WebSocket (issue
+## 22): GW_SESSIONS sessions, first a client each, then one client carrying
+## them all, A B A B; fails when A reaches less than 90% of B's throughput.
+## Then an 80 KB reply streamed to 10 clients following its session; fails
+## on a disconnect or more than 30× the reply read by one. Results in
+## bench-gateway.json.
+GW_SESSIONS   ?= 100
+GW_MESSAGES   ?= 5
+GW_ROUNDS     ?= 3
+bench-gateway: build
+	$(GO) run ./cmd/switchboard-bench -mode gateway -bin $(BIN)/switchboard -sessions $(GW_SESSIONS) -messages $(GW_MESSAGES) -rounds $(GW_ROUNDS) -json bench-gateway.json
 
 ## chaos: SIGKILL the daemon KILLS times at random moments under load
 ## (20 sessions, a model that calls a tool in every turn) and restart it;

@@ -182,6 +182,44 @@ func readMemory(pid int) (memory, error) {
 	return m, sc.Err()
 }
 
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: USER_HZ, which
+// Linux fixes at 100 on every architecture Go supports.
+const userHZ = 100
+
+// readCPU is the CPU time a process has used, user and system, from
+// /proc/<pid>/stat.
+func readCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("reading the child's CPU time needs Linux /proc: %w", err)
+	}
+	return parseProcStat(string(b))
+}
+
+// parseProcStat reads utime + stime (fields 14 and 15) from the contents
+// of /proc/<pid>/stat. The command name (field 2) is in parentheses and may
+// hold spaces and parentheses itself, so the fields are counted after its
+// last ')'.
+func parseProcStat(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc stat %.40q: no command name", stat)
+	}
+	f := strings.Fields(stat[i+1:]) // f[0] is field 3, the state
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc stat %.40q: %d fields, want at least 15", stat, len(f)+2)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("/proc stat: CPU time %q is not a count of ticks", s)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
 // freePort asks the kernel for a free loopback port.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

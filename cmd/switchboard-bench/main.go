@@ -28,7 +28,21 @@
 // on a fresh state directory and on a restart, idle RSS after -idle, then
 // RSS with -conns idle gateway connections.
 //
-// Output: a table on stdout and, with -json, a JSON file.
+// Mode gateway: gateway clients against the daemon's WebSocket (issue 22).
+// Fan-out: -sessions sessions send -messages messages each through
+// chat.send, each the next once the last's chat final came, in -rounds
+// pairs of rounds: A, a client per session; B, one client carrying every
+// session. Measured: messages/s, the child's CPU time per message, the
+// frames and bytes each client read; A must reach 90% of B's throughput
+// (medians). Long reply: -reply-clients clients follow one session, the
+// first asks for a reply of -reply-bytes streamed in -reply-chunk-byte
+// deltas at -reply-tps deltas a second, the others loaded the session's
+// history or subscribed to its messages; every client reads as fast as it
+// can. Each must stay connected, read at most 30× the reply's size and get
+// the whole final.
+//
+// Output: a table on stdout and, with -json, a JSON file; exit status 1
+// when a check fails.
 //
 //	go run ./cmd/switchboard-bench -mode chaos -kills 20 -tool
 package main
@@ -68,13 +82,14 @@ type options struct {
 	load     loadOptions
 	chaos    chaosOptions
 	soak     soakOptions
+	gateway  gatewayOptions
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("switchboard-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load, chaos, soak or footprint")
+	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load, chaos, soak, footprint or gateway")
 	fs.StringVar(&o.bin, "bin", "", "the switchboard binary to run (default: build ./cmd/switchboard with CGO_ENABLED=0 into a temporary directory)")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "footprint: how long the daemon idles before its RSS is read")
 	fs.IntVar(&o.conns, "conns", 10000, "footprint: idle gateway connections to open after the idle reading (0: none)")
@@ -83,12 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&modelContextWindow, "context-window", 200000, "the model's context window in tokens; a small one makes long sessions compact (soak)")
 	fs.StringVar(&childLogLevel, "log-level", "info", "the child's log level (debug shows every gate decision; use with -keep)")
 	fs.StringVar(&o.svgPath, "svg", "", "load: write a latency histogram (SVG) to this file")
-	fs.IntVar(&o.load.sessions, "sessions", 100, "load: sessions (chats) sending at once")
-	fs.IntVar(&o.load.messages, "messages", 5, "load: messages per session, each after the last was answered")
+	fs.IntVar(&o.load.sessions, "sessions", 100, "load, gateway: sessions (chats) sending at once")
+	fs.IntVar(&o.load.messages, "messages", 5, "load, gateway: messages per session (gateway: per round), each after the last was answered")
 	fs.IntVar(&o.load.groupEvery, "group-every", 4, "load: every n-th session is a group where the bot is mentioned (0: DMs only)")
-	fs.DurationVar(&o.load.latency, "latency", 0, "load: the model's time to first token")
-	fs.Float64Var(&o.load.tps, "tps", 0, "load: the model's tokens per second (0: all at once)")
-	fs.IntVar(&o.load.tokens, "tokens", 20, "load: tokens per answer")
+	fs.DurationVar(&o.load.latency, "latency", 0, "load, gateway: the model's time to first token")
+	fs.Float64Var(&o.load.tps, "tps", 0, "load, gateway: the model's tokens per second (0: all at once)")
+	fs.IntVar(&o.load.tokens, "tokens", 20, "load, gateway: tokens per answer")
 	platforms := fs.String("platforms", "telegram,slack,discord", "load, chaos, soak: the platforms sessions send on, round robin")
 	fs.IntVar(&o.load.maxConcurrent, "max-concurrent", 0, "load, chaos, soak: turns running at once (agents.defaults.maxConcurrent; 0: the default, 4)")
 	fs.BoolVar(&o.load.tool, "tool", false, "load, chaos: the model calls a tool (ls) in every turn before it answers")
@@ -98,7 +113,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.soak.rate, "rate", 5, "soak: messages per second, round robin over -sessions chats")
 	fs.DurationVar(&o.soak.warmup, "warmup", 10*time.Minute, "soak: the RSS slope is fitted to the samples after this (a third of -duration when that is shorter)")
 	fs.DurationVar(&o.soak.sample, "sample", 10*time.Second, "soak: how often the child's RSS is read")
-	fs.DurationVar(&o.load.replyTimeout, "reply-timeout", 60*time.Second, "load: how long a session waits for an answer before counting it lost")
+	fs.DurationVar(&o.load.replyTimeout, "reply-timeout", 60*time.Second, "load, gateway: how long a session waits for an answer before counting it lost")
+	fs.IntVar(&o.gateway.rounds, "rounds", 3, "gateway: fan-out rounds of each shape, run A B A B …")
+	fs.IntVar(&o.gateway.clients, "reply-clients", 10, "gateway: clients connected while the long reply streams")
+	fs.IntVar(&o.gateway.replyBytes, "reply-bytes", 80<<10, "gateway: the long reply's size in bytes")
+	fs.IntVar(&o.gateway.replyChunk, "reply-chunk", 64, "gateway: the long reply's bytes per model delta")
+	fs.Float64Var(&o.gateway.replyTPS, "reply-tps", 256, "gateway: the long reply's model deltas per second (0: as fast as they go)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -161,8 +181,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		res, err := soak(ctx, o, o.load, o.soak, stderr)
 		return finish(res, err)
+	case "gateway":
+		g := o.gateway
+		if o.load.sessions < 1 || o.load.messages < 1 || g.rounds < 1 || g.clients < 1 || g.replyBytes < 1 || g.replyChunk < 1 || g.replyTPS < 0 {
+			fmt.Fprintln(stderr, "switchboard-bench: gateway needs -sessions, -messages, -rounds, -reply-clients, -reply-bytes and -reply-chunk ≥ 1 and -reply-tps ≥ 0")
+			return 2
+		}
+		res, err := gateway(ctx, o, o.load, g, stderr)
+		return finish(res, err)
 	default:
-		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, chaos, soak, footprint\n", o.mode)
+		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, chaos, soak, footprint, gateway\n", o.mode)
 		return 2
 	}
 }

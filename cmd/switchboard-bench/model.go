@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -20,7 +22,8 @@ var modelContextWindow = 200000
 
 // model is an OpenAI-compatible streaming chat completions server that
 // answers every request with "ack <marker>" plus filler tokens, after a
-// first-token latency and at a token rate.
+// first-token latency and at a token rate; with long, a request that asks
+// for it gets a long reply in many deltas instead.
 type model struct {
 	srv     *httptest.Server
 	latency time.Duration
@@ -37,6 +40,9 @@ type model struct {
 	// onOther sees the body of each turn's first request that carries no
 	// marker (heartbeats, cron jobs); such turns are answered HEARTBEAT_OK.
 	onOther func(body []byte)
+	// long, when set, answers a request whose newest message is the
+	// user's and contains long.trigger with long's reply instead.
+	long *longReply
 }
 
 func startModel(latency time.Duration, tps float64, tokens int, tool bool, onRequest, onDone func(string, time.Time)) *model {
@@ -65,7 +71,8 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var req struct {
 		Messages []struct {
-			Role string `json:"role"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
@@ -100,27 +107,74 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	for i := 0; i < m.tokens; i++ {
-		text := " ok"
-		switch {
-		case i == 0 && marker == "":
-			text = "HEARTBEAT_OK"
-		case i == 0:
-			text = "ack " + marker
-		}
+	deltas, rate := m.answer(marker), m.tps
+	if last := req.Messages[len(req.Messages)-1]; m.long != nil && last.Role == "user" && bytes.Contains(last.Content, []byte(m.long.trigger)) {
+		deltas, rate = m.long.deltas(), m.long.tps
+	}
+	// Paced against the start, so the time a write takes does not slow
+	// the rate down.
+	start := time.Now()
+	for i, text := range deltas {
 		b, _ := json.Marshal(map[string]string{"content": text})
 		send(string(b), "null")
-		if m.tps > 0 && i < m.tokens-1 {
-			time.Sleep(time.Duration(float64(time.Second) / m.tps))
+		if rate > 0 && i < len(deltas)-1 {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i+1) * float64(time.Second) / rate))))
 		}
 	}
 	send(`{}`, `"stop"`)
 	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,\"model\":\"bench\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n",
-		len(body)/4, m.tokens, len(body)/4+m.tokens)
+		len(body)/4, len(deltas), len(body)/4+len(deltas))
 	if fl != nil {
 		fl.Flush()
 	}
 	if m.onDone != nil {
 		m.onDone(marker, time.Now())
 	}
+}
+
+// answer is the text deltas of an ordinary answer: "ack <marker>" (or
+// HEARTBEAT_OK for a turn without one), then " ok" up to m.tokens.
+func (m *model) answer(marker string) []string {
+	out := make([]string, m.tokens)
+	for i := range out {
+		switch {
+		case i == 0 && marker == "":
+			out[i] = "HEARTBEAT_OK"
+		case i == 0:
+			out[i] = "ack " + marker
+		default:
+			out[i] = " ok"
+		}
+	}
+	return out
+}
+
+// longReply is an answer of a given size streamed in many small deltas:
+// the gateway mode's big reply.
+type longReply struct {
+	// trigger is the text that asks for it, e.g. "#long".
+	trigger string
+	// bytes is the reply's size and chunk the size of each delta (the last
+	// may be shorter).
+	bytes, chunk int
+	// tps is deltas per second; 0 sends them as fast as the socket takes
+	// them.
+	tps float64
+}
+
+// longFiller is the reply's text, repeated: plain ASCII words, so the
+// JSON on the wire is as long as the text.
+const longFiller = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor "
+
+// deltas cuts a text of exactly l.bytes bytes into deltas of l.chunk.
+func (l longReply) deltas() []string {
+	text := strings.Repeat(longFiller, l.bytes/len(longFiller)+1)[:l.bytes]
+	chunk := max(l.chunk, 1)
+	out := make([]string, 0, l.bytes/chunk+1)
+	for len(text) > 0 {
+		n := min(chunk, len(text))
+		out = append(out, text[:n])
+		text = text[n:]
+	}
+	return out
 }
