@@ -22,24 +22,29 @@ const sqliteMigrationsDir = "migrations/sqlite"
 // migrationName is NNNN_name.sql: a 4-digit version and a lower-case name.
 var migrationName = regexp.MustCompile(`^([0-9]{4})_([a-z0-9][a-z0-9_]*)\.sql$`)
 
-// migration is one schema step.
-type migration struct {
-	version int
-	name    string // without version and extension: "meta"
-	file    string // path inside the FS, for error messages
-	sql     string
+// Migration is one schema step: a file NNNN_name.sql of a migrations
+// folder (migrations/sqlite here, migrations/postgres for store/postgres).
+type Migration struct {
+	// Version is NNNN: 1, 2, … without gaps.
+	Version int
+	// Name is the file's name without version and extension: "meta".
+	Name string
+	// File is the path inside the FS, for error messages.
+	File string
+	// SQL is the file's content, applied in one transaction.
+	SQL string
 }
 
-// loadMigrations reads the migrations in dir of fsys, sorted by version. Every
-// entry of dir must be a migration file, versions must start at 0001 and be
-// consecutive, so a misnamed or missing file is found at build/test time
-// instead of silently skipped.
-func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+// LoadMigrations reads the migrations in dir of fsys, sorted by version.
+// Every entry of dir must be a migration file, versions must start at 0001
+// and be consecutive, so a misnamed or missing file is found at build/test
+// time instead of silently skipped. It does no IO beyond fsys.
+func LoadMigrations(fsys fs.FS, dir string) ([]Migration, error) {
 	entries, err := fs.ReadDir(fsys, dir) // sorted by file name
 	if err != nil {
 		return nil, fmt.Errorf("store: read migrations %s: %w", dir, err)
 	}
-	var migs []migration
+	var migs []Migration
 	for _, e := range entries {
 		file := path.Join(dir, e.Name())
 		m := migrationName.FindStringSubmatch(e.Name())
@@ -49,8 +54,8 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 		version, _ := strconv.Atoi(m[1]) // the pattern guarantees digits
 		want := len(migs) + 1
 		switch {
-		case len(migs) > 0 && version == migs[len(migs)-1].version:
-			return nil, fmt.Errorf("store: migration %s: version %04d is also used by %s", file, version, migs[len(migs)-1].file)
+		case len(migs) > 0 && version == migs[len(migs)-1].Version:
+			return nil, fmt.Errorf("store: migration %s: version %04d is also used by %s", file, version, migs[len(migs)-1].File)
 		case version != want:
 			return nil, fmt.Errorf("store: migration %s: expected version %04d next; versions start at 0001 and have no gaps", file, want)
 		}
@@ -58,7 +63,7 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: migration %s: %w", file, err)
 		}
-		migs = append(migs, migration{version: version, name: m[2], file: file, sql: string(body)})
+		migs = append(migs, Migration{Version: version, Name: m[2], File: file, SQL: string(body)})
 	}
 	if len(migs) == 0 {
 		return nil, fmt.Errorf("store: no migrations in %s", dir)
@@ -75,11 +80,11 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 // row: a failing migration leaves the database at the previous version. A
 // database that is newer than the newest migration is left untouched.
 func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir, dbPath string) (int, error) {
-	migs, err := loadMigrations(fsys, dir)
+	migs, err := LoadMigrations(fsys, dir)
 	if err != nil {
 		return 0, err
 	}
-	newest := migs[len(migs)-1].version
+	newest := migs[len(migs)-1].Version
 
 	current, err := prepareBookkeeping(ctx, db, dbPath)
 	if err != nil {
@@ -92,9 +97,9 @@ func migrate(ctx context.Context, db *sql.DB, fsys fs.FS, dir, dbPath string) (i
 
 	for _, m := range migs[current:] {
 		if err := applyMigration(ctx, db, m); err != nil {
-			return current, fmt.Errorf("store: migrate %s: %s: %w", dbPath, m.file, err)
+			return current, fmt.Errorf("store: migrate %s: %s: %w", dbPath, m.File, err)
 		}
-		current = m.version
+		current = m.Version
 	}
 	return current, nil
 }
@@ -146,7 +151,7 @@ func prepareBookkeeping(ctx context.Context, db *sql.DB, dbPath string) (version
 	return version, nil
 }
 
-func applyMigration(ctx context.Context, db *sql.DB, m migration) (err error) {
+func applyMigration(ctx context.Context, db *sql.DB, m Migration) (err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -156,12 +161,12 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration) (err error) {
 			tx.Rollback()
 		}
 	}()
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)`,
-		m.version, m.name, time.Now().UnixMilli()); err != nil {
+		m.Version, m.Name, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("record version: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

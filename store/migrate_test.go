@@ -197,11 +197,11 @@ func TestMigrateSchemaTooNew(t *testing.T) {
 }
 
 func TestEmbeddedMigrations(t *testing.T) {
-	migs, err := loadMigrations(sqliteMigrations, sqliteMigrationsDir)
+	migs, err := LoadMigrations(sqliteMigrations, sqliteMigrationsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if migs[0].name != "meta" {
-		t.Errorf("first migration is %s, want meta", migs[0].file)
+	if migs[0].Name != "meta" {
+		t.Errorf("first migration is %s, want meta", migs[0].File)
 	}
 }

@@ -35,7 +35,7 @@ func openStore(t *testing.T, dir string) *SQLite {
 // reaches.
 func latestVersion(t *testing.T) int {
 	t.Helper()
-	ms, err := loadMigrations(sqliteMigrations, sqliteMigrationsDir)
+	ms, err := LoadMigrations(sqliteMigrations, sqliteMigrationsDir)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("embedded migrations: %v", err)
 	}
