@@ -5,7 +5,34 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
+
+// ChannelState is the bridges' delivery state: where each bridge read its
+// platform's stream up to, and the outbound ledger of the reply chunks it
+// sent (bridges.ChannelState and bridges.Ledger are the bridges' views of
+// it), with the ledger's pruning.
+type ChannelState interface {
+	// ChannelOffset returns the position stored for channel and key, ""
+	// when none.
+	ChannelOffset(ctx context.Context, channel, key string) (string, error)
+	// ChannelOffsets returns the positions of channel whose key starts
+	// with prefix, literally (no wildcards), by key.
+	ChannelOffsets(ctx context.Context, channel, prefix string) (map[string]string, error)
+	// SetChannelOffset stores the position for channel and key,
+	// replacing the one before.
+	SetChannelOffset(ctx context.Context, channel, key, value string) error
+	// Sent returns the platform message id recorded for an outbound key.
+	Sent(ctx context.Context, key string) (string, bool, error)
+	// Record stores the platform message id sent for an outbound key;
+	// recording a key again keeps the first id.
+	Record(ctx context.Context, key, messageID string) error
+	// PruneLedger removes ledger rows recorded before the cutoff (unix
+	// ms) and returns how many went.
+	PruneLedger(ctx context.Context, before int64) (int64, error)
+}
+
+var _ ChannelState = (*SQLite)(nil)
 
 // ChannelOffset returns a bridge's stored stream position ("" when none).
 func (s *SQLite) ChannelOffset(ctx context.Context, channel, accountID string) (string, error) {
@@ -26,7 +53,7 @@ func (s *SQLite) ChannelOffset(ctx context.Context, channel, accountID string) (
 // "<account>/<chat>" keys.
 func (s *SQLite) ChannelOffsets(ctx context.Context, channel, prefix string) (map[string]string, error) {
 	rows, err := s.reader.QueryContext(ctx, `SELECT account_id, value FROM channel_offsets WHERE channel = ? AND substr(account_id, 1, ?) = ?`,
-		channel, len(prefix), prefix)
+		channel, utf8.RuneCountInString(prefix), prefix) // substr counts characters
 	if err != nil {
 		return nil, fmt.Errorf("store: read %s offsets: %w", channel, err)
 	}

@@ -26,46 +26,8 @@ func TestChannelOffsetSurvivesReopen(t *testing.T) {
 	}
 }
 
-func TestChannelOffsetsByPrefix(t *testing.T) {
-	s := openStore(t, t.TempDir())
-	ctx := t.Context()
-	for k, v := range map[string]string{"default/c1": "10", "default/c2": "20", "other/c1": "30", "default": "x"} {
-		if err := s.SetChannelOffset(ctx, "discord", k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.SetChannelOffset(ctx, "telegram", "default/c1", "40"); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.ChannelOffsets(ctx, "discord", "default/")
-	if err != nil || len(got) != 2 || got["default/c1"] != "10" || got["default/c2"] != "20" {
-		t.Fatalf("offsets = %v, %v", got, err)
-	}
-	// A prefix with LIKE's wildcards matches literally.
-	if got, err := s.ChannelOffsets(ctx, "discord", "def%"); err != nil || len(got) != 0 {
-		t.Fatalf("wildcard prefix = %v, %v", got, err)
-	}
-}
-
-func TestOutboundLedger(t *testing.T) {
-	s := openStore(t, t.TempDir())
-	ctx := t.Context()
-	if _, ok, err := s.Sent(ctx, "run-1:0:0"); ok || err != nil {
-		t.Fatalf("unknown key: %v %v", ok, err)
-	}
-	if err := s.Record(ctx, "run-1:0:0", "501"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Record(ctx, "run-1:0:0", "999"); err != nil {
-		t.Fatal(err)
-	}
-	if id, ok, _ := s.Sent(ctx, "run-1:0:0"); !ok || id != "501" {
-		t.Errorf("Sent = %q %v, want the first id", id, ok)
-	}
-	if n, err := s.PruneLedger(ctx, 1<<49); n != 1 || err != nil {
-		t.Errorf("prune = %d, %v", n, err)
-	}
-}
+// Offsets by prefix, the ledger and its pruning are in the conformance
+// suite (store/storetest), which runs on this store too.
 
 // TestPruneLedgerChunks prunes more ledger rows than one chunk deletes and
 // keeps the rows recorded at or after the cutoff.

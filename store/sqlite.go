@@ -116,6 +116,18 @@ var _ Store = (*SQLite)(nil)
 //
 // ctx bounds the time spent opening and migrating; it is not retained.
 func Open(ctx context.Context, dir string) (*SQLite, error) {
+	return OpenWith(ctx, dir, Options{})
+}
+
+// Options tune OpenWith. The zero value is what Open uses.
+type Options struct {
+	// Now is the clock for the timestamps the store writes; nil means
+	// time.Now. Tests and the conformance suite set it.
+	Now func() time.Time
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dir string, o Options) (*SQLite, error) {
 	if dir == "" {
 		return nil, errors.New("store: no state dir given; set stateDir or SWITCHBOARD_STATE_DIR")
 	}
@@ -131,7 +143,7 @@ func Open(ctx context.Context, dir string) (*SQLite, error) {
 		return nil, err
 	}
 
-	s := &SQLite{dir: abs, path: filepath.Join(abs, dbFileName), lock: lock}
+	s := &SQLite{dir: abs, path: filepath.Join(abs, dbFileName), lock: lock, now: o.Now}
 	if err := s.open(ctx); err != nil {
 		// Close releases whatever open got to, the lock last.
 		s.Close()

@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/internal/pgtest"
 	"github.com/switchboardhq/switchboard/store"
@@ -16,10 +17,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// openSQLite is a fresh SQLite store in a temporary state directory.
-func openSQLite(t *testing.T) *store.SQLite {
+// openSQLite is a fresh SQLite store in a temporary state directory,
+// with the clock now (nil: time.Now).
+func openSQLite(t *testing.T, now func() time.Time) *store.SQLite {
 	t.Helper()
-	s, err := store.Open(t.Context(), t.TempDir())
+	s, err := store.OpenWith(t.Context(), t.TempDir(), store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,10 +30,11 @@ func openSQLite(t *testing.T) *store.SQLite {
 }
 
 // openPostgres is a fresh PostgreSQL store in a new database of the test
-// cluster (skipped without PostgreSQL, except under CI=true).
-func openPostgres(t *testing.T) *postgres.Store {
+// cluster (skipped without PostgreSQL, except under CI=true), with the
+// clock now (nil: time.Now).
+func openPostgres(t *testing.T, now func() time.Time) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), pgtest.Database(t), postgres.Options{})
+	s, err := postgres.Open(t.Context(), pgtest.Database(t), postgres.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,23 +42,32 @@ func openPostgres(t *testing.T) *postgres.Store {
 	return s
 }
 
+// impl is what both stores implement so far.
+type impl interface {
+	store.QueueSettings
+	store.SchedulerState
+	store.ChannelState
+}
+
 // The suites, on both stores.
 func TestConformance(t *testing.T) {
 	for _, impl := range []struct {
-		name           string
-		queueSettings  func(*testing.T) store.QueueSettings
-		schedulerState func(*testing.T) store.SchedulerState
+		name string
+		open func(*testing.T, func() time.Time) impl
 	}{
-		{"sqlite",
-			func(t *testing.T) store.QueueSettings { return openSQLite(t) },
-			func(t *testing.T) store.SchedulerState { return openSQLite(t) }},
-		{"postgres",
-			func(t *testing.T) store.QueueSettings { return openPostgres(t) },
-			func(t *testing.T) store.SchedulerState { return openPostgres(t) }},
+		{"sqlite", func(t *testing.T, now func() time.Time) impl { return openSQLite(t, now) }},
+		{"postgres", func(t *testing.T, now func() time.Time) impl { return openPostgres(t, now) }},
 	} {
 		t.Run(impl.name, func(t *testing.T) {
-			t.Run("QueueSettings", func(t *testing.T) { storetest.QueueSettings(t, impl.queueSettings) })
-			t.Run("SchedulerState", func(t *testing.T) { storetest.SchedulerState(t, impl.schedulerState) })
+			t.Run("QueueSettings", func(t *testing.T) {
+				storetest.QueueSettings(t, func(t *testing.T) store.QueueSettings { return impl.open(t, nil) })
+			})
+			t.Run("SchedulerState", func(t *testing.T) {
+				storetest.SchedulerState(t, func(t *testing.T) store.SchedulerState { return impl.open(t, nil) })
+			})
+			t.Run("ChannelState", func(t *testing.T) {
+				storetest.ChannelState(t, func(t *testing.T, now func() time.Time) store.ChannelState { return impl.open(t, now) })
+			})
 		})
 	}
 }

@@ -12,8 +12,11 @@ package storetest
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/store"
@@ -99,5 +102,112 @@ func SchedulerState(t *testing.T, open func(t *testing.T) store.SchedulerState) 
 	}
 	if _, ok, _ := s.SchedulerValue(ctx, "other"); ok {
 		t.Error("a key never put is present")
+	}
+}
+
+// Clock is a settable clock for the suites that check timestamps: Now
+// returns the instant last set, in unix milliseconds.
+type Clock struct {
+	mu sync.Mutex
+	ms int64
+}
+
+// Now is the clock's current instant.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.UnixMilli(c.ms)
+}
+
+// Set moves the clock to ms.
+func (c *Clock) Set(ms int64) {
+	c.mu.Lock()
+	c.ms = ms
+	c.mu.Unlock()
+}
+
+// ChannelState asserts store.ChannelState: positions per channel and key,
+// replaced, matched by literal prefix (wildcards and non-ASCII included);
+// the ledger keeps a key's first message id; pruning removes what was
+// recorded before the cutoff and keeps the rest. open's store takes its
+// time from now.
+func ChannelState(t *testing.T, open func(t *testing.T, now func() time.Time) store.ChannelState) {
+	ctx := t.Context()
+	clock := &Clock{}
+	clock.Set(1000)
+	s := open(t, clock.Now)
+
+	if v, err := s.ChannelOffset(ctx, "telegram", "default"); v != "" || err != nil {
+		t.Fatalf("fresh offset = %q, %v", v, err)
+	}
+	for _, v := range []string{"11", "12"} {
+		if err := s.SetChannelOffset(ctx, "telegram", "default", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, _ := s.ChannelOffset(ctx, "telegram", "default"); v != "12" {
+		t.Errorf("offset = %q, want the last set, 12", v)
+	}
+	if v, _ := s.ChannelOffset(ctx, "telegram", "other"); v != "" {
+		t.Errorf("another key's offset = %q", v)
+	}
+	if v, _ := s.ChannelOffset(ctx, "discord", "default"); v != "" {
+		t.Errorf("another channel's offset = %q", v)
+	}
+
+	for k, v := range map[string]string{"default/c1": "10", "default/c2": "20", "other/c1": "30", "default": "x", "défaut/c1": "50", "défaut/c2": "60", "dé/c3": "70"} {
+		if err := s.SetChannelOffset(ctx, "discord", k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetChannelOffset(ctx, "telegram", "default/c1", "40"); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]map[string]string{
+		"default/": {"default/c1": "10", "default/c2": "20"},
+		"def%":     {}, // LIKE's wildcards match literally
+		"default_": {},
+		"défaut/":  {"défaut/c1": "50", "défaut/c2": "60"},
+		"":         {"default/c1": "10", "default/c2": "20", "other/c1": "30", "default": "x", "défaut/c1": "50", "défaut/c2": "60", "dé/c3": "70"},
+	} {
+		got, err := s.ChannelOffsets(ctx, "discord", prefix)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ChannelOffsets(%q) = %v, %v; want %v", prefix, got, err, want)
+		}
+	}
+
+	if _, ok, err := s.Sent(ctx, "run-1:0:0"); ok || err != nil {
+		t.Fatalf("unknown key: %v %v", ok, err)
+	}
+	if err := s.Record(ctx, "run-1:0:0", "501"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Record(ctx, "run-1:0:0", "999"); err != nil {
+		t.Fatal(err)
+	}
+	if id, ok, _ := s.Sent(ctx, "run-1:0:0"); !ok || id != "501" {
+		t.Errorf("Sent = %q %v, want the first id", id, ok)
+	}
+	const old = 1234 // more than one chunk in some implementations
+	for i := range old {
+		if err := s.Record(ctx, "old:"+strconv.Itoa(i), "m"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(2000)
+	if err := s.Record(ctx, "new:0:0", "m"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneLedger(ctx, 2000); n != old+1 || err != nil {
+		t.Fatalf("PruneLedger = %d, %v; want %d", n, err, old+1)
+	}
+	if _, ok, _ := s.Sent(ctx, "new:0:0"); !ok {
+		t.Error("the row recorded at the cutoff was pruned")
+	}
+	if _, ok, _ := s.Sent(ctx, "old:7"); ok {
+		t.Error("an old row survived")
+	}
+	if n, err := s.PruneLedger(ctx, 2000); n != 0 || err != nil {
+		t.Errorf("a second prune = %d, %v", n, err)
 	}
 }
