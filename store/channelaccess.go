@@ -220,13 +220,36 @@ func (s *SQLite) RemoveChannelSender(ctx context.Context, channel, accountID, se
 
 // ChannelAccess is the DM pairing part of the store, for the gateway's
 // pairing.* methods and the bridges' gate.
+//
+// Every method is safe for concurrent use, also by several instances of
+// one database, and does its work in one transaction.
 type ChannelAccess interface {
+	// CreateChannelPairingCode gives c.SenderID a code on c.Channel and
+	// c.AccountID: codes created before expiredBefore go first; a sender
+	// with a pending code gets it back (created false); with max codes
+	// pending nothing is created (the zero code, false); otherwise a
+	// code from newCode, upper-cased and drawn again while the channel
+	// has it, is stored (created true). A zero c.CreatedAt means now.
 	CreateChannelPairingCode(ctx context.Context, c ChannelPairingCode, expiredBefore int64, max int, newCode func() string) (ChannelPairingCode, bool, error)
+	// ListChannelPairingCodes returns the codes created at or after
+	// notBefore, newest first; channel "" lists every channel's.
 	ListChannelPairingCodes(ctx context.Context, channel string, notBefore int64) ([]ChannelPairingCode, error)
+	// ApproveChannelPairingCode approves a pending code (any case)
+	// created at or after notBefore, once: the code goes and its sender
+	// joins the approved senders at at (zero: now). ErrUnknownPairingCode
+	// when there is no such code.
 	ApproveChannelPairingCode(ctx context.Context, channel, code string, notBefore, at int64) (ChannelSender, error)
+	// RejectChannelPairingCode removes a pending code without approving
+	// its sender; ErrUnknownPairingCode when there is none.
 	RejectChannelPairingCode(ctx context.Context, channel, code string) error
+	// ChannelSenderAllowed reports whether pairing approved senderID on
+	// the channel and account.
 	ChannelSenderAllowed(ctx context.Context, channel, accountID, senderID string) (bool, error)
+	// ListChannelSenders returns the approved senders, newest first;
+	// channel "" lists every channel's.
 	ListChannelSenders(ctx context.Context, channel string) ([]ChannelSender, error)
+	// RemoveChannelSender revokes a sender's approval; removing one not
+	// approved is not an error.
 	RemoveChannelSender(ctx context.Context, channel, accountID, senderID string) error
 }
 

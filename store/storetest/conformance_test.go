@@ -47,6 +47,7 @@ type impl interface {
 	store.QueueSettings
 	store.SchedulerState
 	store.ChannelState
+	store.ChannelAccess
 }
 
 // The suites, on both stores.
@@ -64,6 +65,9 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("SchedulerState", func(t *testing.T) {
 				storetest.SchedulerState(t, func(t *testing.T) store.SchedulerState { return impl.open(t, nil) })
+			})
+			t.Run("ChannelAccess", func(t *testing.T) {
+				storetest.ChannelAccess(t, func(t *testing.T) store.ChannelAccess { return impl.open(t, nil) })
 			})
 			t.Run("ChannelState", func(t *testing.T) {
 				storetest.ChannelState(t, func(t *testing.T, now func() time.Time) store.ChannelState { return impl.open(t, now) })
