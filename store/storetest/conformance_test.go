@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/internal/pgtest"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres"
@@ -48,6 +49,7 @@ type impl interface {
 	store.SchedulerState
 	store.ChannelState
 	store.ChannelAccess
+	core.SessionIndex
 }
 
 // The suites, on both stores.
@@ -65,6 +67,9 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("SchedulerState", func(t *testing.T) {
 				storetest.SchedulerState(t, func(t *testing.T) store.SchedulerState { return impl.open(t, nil) })
+			})
+			t.Run("Sessions", func(t *testing.T) {
+				storetest.Sessions(t, func(t *testing.T) core.SessionIndex { return impl.open(t, nil) })
 			})
 			t.Run("ChannelAccess", func(t *testing.T) {
 				storetest.ChannelAccess(t, func(t *testing.T) store.ChannelAccess { return impl.open(t, nil) })

@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboardhq/switchboard/core"
+)
+
+var _ core.SessionIndex = (*Store)(nil)
+
+// GetSession returns the sessions-index entry for key, and false if there
+// is none.
+func (s *Store) GetSession(ctx context.Context, key core.SessionKey) (core.SessionEntry, bool, error) {
+	var data string
+	err := s.pool.QueryRow(ctx, `SELECT data FROM sessions WHERE key = $1`, string(key)).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return core.SessionEntry{}, false, nil
+	}
+	if err != nil {
+		return core.SessionEntry{}, false, fmt.Errorf("store: get session %s: %w", key, err)
+	}
+	var e core.SessionEntry
+	if err := json.Unmarshal([]byte(data), &e); err != nil {
+		return core.SessionEntry{}, false, fmt.Errorf("store: session %s: stored entry is not valid JSON: %w", key, err)
+	}
+	return e, true, nil
+}
+
+// PutSession creates or replaces the sessions-index entry for e.Key.
+func (s *Store) PutSession(ctx context.Context, e core.SessionEntry) error {
+	if e.Key == "" || e.SessionID == "" {
+		return fmt.Errorf("store: put session: key and sessionId are required (got %q, %q)", e.Key, e.SessionID)
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("store: put session %s: %w", e.Key, err)
+	}
+	_, err = s.pool.Exec(ctx, `
+		INSERT INTO sessions (key, agent_id, session_id, created_at, updated_at, data)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (key) DO UPDATE SET
+			agent_id = excluded.agent_id, session_id = excluded.session_id,
+			created_at = excluded.created_at, updated_at = excluded.updated_at,
+			data = excluded.data`,
+		string(e.Key), e.AgentID, e.SessionID, e.CreatedAt, e.UpdatedAt, string(data))
+	if err != nil {
+		return fmt.Errorf("store: put session %s: %w", e.Key, err)
+	}
+	return nil
+}
+
+// ListSessions returns entries, most recently updated first, at most limit
+// of them (0 means all).
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]core.SessionEntry, error) {
+	q, args := `SELECT data FROM sessions ORDER BY updated_at DESC, key`, []any{}
+	if limit > 0 {
+		q += ` LIMIT $1`
+		args = append(args, limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (core.SessionEntry, error) {
+		var data string
+		var e core.SessionEntry
+		if err := r.Scan(&data); err != nil {
+			return e, err
+		}
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			return e, fmt.Errorf("an entry is not valid JSON: %w", err)
+		}
+		return e, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSession removes the entry for key; its transcripts stay.
+func (s *Store) DeleteSession(ctx context.Context, key core.SessionKey) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE key = $1`, string(key)); err != nil {
+		return fmt.Errorf("store: delete session %s: %w", key, err)
+	}
+	return nil
+}
