@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -129,4 +130,58 @@ func TestOpenErrorsKeepThePasswordOut(t *testing.T) {
 			t.Errorf("the error does not say what is wrong: %v", err)
 		}
 	}
+}
+
+// Two instances on one database race for the same cron instants, many
+// times: each instant has exactly one winner, whichever instance it is.
+func TestTwoInstancesClaimACronInstantOnce(t *testing.T) {
+	url := pgtest.Database(t)
+	var inst [2]*Store
+	for i := range inst {
+		s, err := Open(t.Context(), url, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		inst[i] = s
+	}
+	ctx := t.Context()
+	if err := inst[0].PutCronJob(ctx, store.CronJob{ID: "every-minute", Spec: []byte(`{}`), NextRunAt: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	wins := [2]int{}
+	for n := range 50 {
+		at := int64(n+1) * 60000
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		winners := 0
+		for i, s := range inst {
+			for g := range 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok, err := s.ClaimCronRun(ctx, store.CronClaim{JobID: "every-minute", ExpectNextRunAt: at, NextRunAt: at + 60000,
+						Run: store.CronRun{RunID: fmt.Sprintf("i%d-g%d-%d", i, g, n), ScheduledAt: at, Status: "running"}})
+					if err != nil {
+						t.Errorf("instance %d: %v", i, err)
+					}
+					if ok {
+						mu.Lock()
+						winners++
+						wins[i]++
+						mu.Unlock()
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		if winners != 1 {
+			t.Fatalf("instant %d: %d winners", at, winners)
+		}
+	}
+	runs, err := inst[1].CronRuns(ctx, "every-minute", 100)
+	if err != nil || len(runs) != 50 {
+		t.Fatalf("%d runs recorded for 50 instants (%v)", len(runs), err)
+	}
+	t.Logf("wins per instance: %v", wins)
 }

@@ -50,6 +50,7 @@ type impl interface {
 	store.ChannelState
 	store.ChannelAccess
 	core.SessionIndex
+	store.Cron
 }
 
 // The suites, on both stores.
@@ -67,6 +68,9 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("SchedulerState", func(t *testing.T) {
 				storetest.SchedulerState(t, func(t *testing.T) store.SchedulerState { return impl.open(t, nil) })
+			})
+			t.Run("Cron", func(t *testing.T) {
+				storetest.Cron(t, func(t *testing.T) store.Cron { return impl.open(t, nil) })
 			})
 			t.Run("Sessions", func(t *testing.T) {
 				storetest.Sessions(t, func(t *testing.T) core.SessionIndex { return impl.open(t, nil) })

@@ -439,3 +439,156 @@ func Sessions(t *testing.T, open func(t *testing.T) core.SessionIndex) {
 		t.Errorf("PutSession without a session id: %v", err)
 	}
 }
+
+// Cron asserts store.Cron: jobs round-trip (CreatedAt kept on replace,
+// bad JSON refused), deleting reports whether the job was there; a
+// scheduled instant is claimed once, also by claimers racing for it;
+// finishing records the run and the job's state or deletes a one-shot
+// job, whose runs stay in the history.
+func Cron(t *testing.T, open func(t *testing.T) store.Cron) {
+	t.Run("jobs", func(t *testing.T) { cronJobs(t, open(t)) })
+	t.Run("claim", func(t *testing.T) { cronClaimOnce(t, open(t)) })
+	t.Run("race", func(t *testing.T) { cronClaimRace(t, open(t)) })
+	t.Run("finish", func(t *testing.T) { cronFinish(t, open(t)) })
+}
+
+// cronClaimRace: eight claimers of one instant at once (instances that
+// read the same next run time), one wins; then eight for the next.
+func cronClaimRace(t *testing.T, s store.Cron) {
+	ctx := t.Context()
+	if err := s.PutCronJob(ctx, store.CronJob{ID: "j", Spec: json.RawMessage(`{}`), NextRunAt: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	for round, at := range []int64{60000, 120000} {
+		var wg sync.WaitGroup
+		var won atomic.Int32
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, err := s.ClaimCronRun(ctx, store.CronClaim{JobID: "j", ExpectNextRunAt: at, NextRunAt: at + 60000,
+					Run: store.CronRun{RunID: fmt.Sprintf("r%d-%d", round, i), ScheduledAt: at, Status: "running"}})
+				if err != nil {
+					t.Errorf("claim: %v", err)
+				}
+				if ok {
+					won.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			t.Fatalf("instant %d claimed %d times", at, won.Load())
+		}
+	}
+	if runs, _ := s.UnfinishedCronRuns(ctx); len(runs) != 2 {
+		t.Fatalf("%d runs recorded for two instants", len(runs))
+	}
+}
+
+func cronJobs(t *testing.T, s store.Cron) {
+	ctx := t.Context()
+	job := store.CronJob{ID: "daily", Spec: json.RawMessage(`{"name":"daily"}`), NextRunAt: 1000, CreatedAt: 5}
+	if err := s.PutCronJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	job.Spec = json.RawMessage(`{"name":"daily2"}`)
+	job.CreatedAt = 99 // kept from the first put
+	if err := s.PutCronJob(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCronJob(ctx, store.CronJob{ID: "bad", Spec: json.RawMessage(`{`)}); err == nil {
+		t.Error("invalid spec JSON accepted")
+	}
+	got, ok, err := s.CronJob(ctx, "daily")
+	if err != nil || !ok {
+		t.Fatalf("CronJob = %v %v", ok, err)
+	}
+	if string(got.Spec) != `{"name":"daily2"}` || got.CreatedAt != 5 || got.NextRunAt != 1000 || got.State != nil {
+		t.Errorf("stored job: %+v", got)
+	}
+	if deleted, _ := s.DeleteCronJob(ctx, "daily"); !deleted {
+		t.Error("delete reported no job")
+	}
+	if jobs, _ := s.CronJobs(ctx); len(jobs) != 0 {
+		t.Errorf("jobs after delete: %+v", jobs)
+	}
+}
+
+func cronClaimOnce(t *testing.T, s store.Cron) {
+	ctx := t.Context()
+	if err := s.PutCronJob(ctx, store.CronJob{ID: "j", Spec: json.RawMessage(`{}`), NextRunAt: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	claim := store.CronClaim{JobID: "j", ExpectNextRunAt: 60000, NextRunAt: 120000, State: json.RawMessage(`{"n":1}`),
+		Run: store.CronRun{RunID: "r1", ScheduledAt: 60000, Status: "running"}}
+	if ok, err := s.ClaimCronRun(ctx, claim); !ok || err != nil {
+		t.Fatalf("first claim = %v %v", ok, err)
+	}
+	// The same claim again (a second process, a restart that read the old
+	// next run time): refused, nothing changes.
+	claim.Run.RunID = "r2"
+	if ok, err := s.ClaimCronRun(ctx, claim); ok || err != nil {
+		t.Fatalf("second claim = %v %v, want refused", ok, err)
+	}
+	// Even with the right next run time, an instant already run is refused
+	// and the job is left as it was.
+	claim.ExpectNextRunAt, claim.NextRunAt = 120000, 180000
+	claim.Run.ScheduledAt = 60000
+	if ok, _ := s.ClaimCronRun(ctx, claim); ok {
+		t.Fatal("a second run for the same instant was claimed")
+	}
+	j, _, _ := s.CronJob(ctx, "j")
+	if j.NextRunAt != 120000 || string(j.State) != `{"n":1}` {
+		t.Errorf("job after refused claims: %+v", j)
+	}
+	runs, _ := s.UnfinishedCronRuns(ctx)
+	if len(runs) != 1 || runs[0].RunID != "r1" || runs[0].Status != "running" {
+		t.Fatalf("unfinished = %+v", runs)
+	}
+	// A claim without a run only advances the schedule.
+	if ok, _ := s.ClaimCronRun(ctx, store.CronClaim{JobID: "j", ExpectNextRunAt: 120000, NextRunAt: 180000}); !ok {
+		t.Error("advance without a run refused")
+	}
+	if ok, _ := s.ClaimCronRun(ctx, store.CronClaim{JobID: "gone", ExpectNextRunAt: 0, NextRunAt: 1}); ok {
+		t.Error("claimed a missing job")
+	}
+}
+
+func cronFinish(t *testing.T, s store.Cron) {
+	ctx := t.Context()
+	for _, id := range []string{"keep", "once"} {
+		if err := s.PutCronJob(ctx, store.CronJob{ID: id, Spec: json.RawMessage(`{}`), NextRunAt: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.ClaimCronRun(ctx, store.CronClaim{JobID: id, ExpectNextRunAt: 10, NextRunAt: 20, Run: store.CronRun{RunID: id + "-r", ScheduledAt: 10, StartedAt: 11, Status: "running"}}); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if err := s.FinishCronRun(ctx, store.CronFinish{RunID: "keep-r", JobID: "keep", FinishedAt: 15, Status: "error", Detail: json.RawMessage(`{"error":"boom"}`), State: json.RawMessage(`{"consecutiveErrors":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishCronRun(ctx, store.CronFinish{RunID: "once-r", JobID: "once", Status: "ok", DeleteJob: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.CronJob(ctx, "once"); ok {
+		t.Error("one-shot job not deleted")
+	}
+	j, _, _ := s.CronJob(ctx, "keep")
+	if string(j.State) != `{"consecutiveErrors":1}` {
+		t.Errorf("state = %s", j.State)
+	}
+	runs, err := s.CronRuns(ctx, "keep", 10)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %+v %v", runs, err)
+	}
+	if r := runs[0]; r.Status != "error" || r.FinishedAt != 15 || string(r.Detail) != `{"error":"boom"}` || r.StartedAt != 11 {
+		t.Errorf("run = %+v", r)
+	}
+	if all, _ := s.CronRuns(ctx, "", 10); len(all) != 2 {
+		t.Errorf("all runs = %d, want 2 (a deleted job's runs stay)", len(all))
+	}
+	if un, _ := s.UnfinishedCronRuns(ctx); len(un) != 0 {
+		t.Errorf("unfinished = %+v", un)
+	}
+}
