@@ -217,6 +217,25 @@ type storedDevice struct {
 	Remote       bool     `json:"remote,omitempty"`
 }
 
+// IsSecretTokenShaped reports whether token has the shape NewSecretToken
+// gives (48 lowercase hex characters): one that does not cannot be ours.
+func IsSecretTokenShaped(token string) bool { return isLowerHex(token, 2*deviceTokenBytes) }
+
+// MarshalPairingDevice is the JSON a pairing request keeps of the device
+// that asked (its identity, role, scopes and client metadata; not when it
+// was paired or seen), under names fixed here.
+func MarshalPairingDevice(d Device) ([]byte, error) { return json.Marshal(toStored(d)) }
+
+// UnmarshalPairingDevice reads what MarshalPairingDevice wrote, scopes
+// normalized.
+func UnmarshalPairingDevice(b []byte) (Device, error) {
+	var sd storedDevice
+	if err := json.Unmarshal(b, &sd); err != nil {
+		return Device{}, err
+	}
+	return sd.device(), nil
+}
+
 func toStored(d Device) storedDevice {
 	return storedDevice{
 		ID: d.ID, PublicKey: d.PublicKey, Role: d.Role, Scopes: d.Scopes,
@@ -227,16 +246,18 @@ func toStored(d Device) storedDevice {
 
 func (sd storedDevice) device() Device {
 	return Device{
-		ID: sd.ID, PublicKey: sd.PublicKey, Role: sd.Role, Scopes: normalizeScopes(sd.Scopes),
+		ID: sd.ID, PublicKey: sd.PublicKey, Role: sd.Role, Scopes: NormalizeScopes(sd.Scopes),
 		ClientID: sd.ClientID, ClientMode: sd.ClientMode, Platform: sd.Platform,
 		DeviceFamily: sd.DeviceFamily, DisplayName: sd.DisplayName, Remote: sd.Remote,
 	}
 }
 
-// normalizeScopes trims, drops empty, de-duplicates and sorts scopes, so
+// NormalizeScopes trims, drops empty, de-duplicates and sorts scopes, so
 // equal grants are stored, compared and shown alike. It never returns nil:
-// an empty grant is JSON [] on the wire, not null.
-func normalizeScopes(scopes []string) []string {
+// an empty grant is JSON [] on the wire, not null. Like the other exported
+// helpers of this file, it is shared by the store implementations so that
+// they store and check grants alike.
+func NormalizeScopes(scopes []string) []string {
 	out := make([]string, 0, len(scopes))
 	for _, s := range scopes {
 		if s = strings.TrimSpace(s); s != "" {
@@ -247,19 +268,20 @@ func normalizeScopes(scopes []string) []string {
 	return slices.Compact(out)
 }
 
-// scopesJSON is normalized scopes as a JSON array.
-func scopesJSON(scopes []string) string {
-	b, _ := json.Marshal(normalizeScopes(scopes)) // []string always marshals
+// ScopesJSON is normalized scopes as a JSON array, as a scopes column
+// holds them.
+func ScopesJSON(scopes []string) string {
+	b, _ := json.Marshal(NormalizeScopes(scopes)) // []string always marshals
 	return string(b)
 }
 
-// parseScopes decodes a scopes column.
-func parseScopes(s string) ([]string, error) {
+// ParseScopes decodes a scopes column, normalized.
+func ParseScopes(s string) ([]string, error) {
 	var out []string
 	if err := json.Unmarshal([]byte(s), &out); err != nil {
 		return nil, fmt.Errorf("stored scopes are not a JSON array of strings: %w", err)
 	}
-	return normalizeScopes(out), nil
+	return NormalizeScopes(out), nil
 }
 
 // isLowerHex reports whether s is n lowercase hex digits.
@@ -276,9 +298,10 @@ func isLowerHex(s string, n int) bool {
 	return true
 }
 
-// validateDevice rejects a device the store would not be able to tell apart
-// or that the schema would reject, with a message naming the field.
-func validateDevice(op string, d Device) error {
+// ValidateDevice rejects a device the store would not be able to tell apart
+// or that the schema would reject, with a message naming the field; op
+// names the operation in it.
+func ValidateDevice(op string, d Device) error {
 	switch {
 	case !isLowerHex(d.ID, 2*sha256.Size):
 		return fmt.Errorf("store: %s: device id %q is not the 64-character lowercase sha256 hex of the public key", op, d.ID)
@@ -290,9 +313,9 @@ func validateDevice(op string, d Device) error {
 	return nil
 }
 
-// validRequestID reports whether id is a non-empty URL-safe request id of
-// sensible length.
-func validRequestID(id string) bool {
+// ValidRequestID reports whether id is a non-empty URL-safe request id of
+// sensible length (1 to 128 of A-Z a-z 0-9 - _).
+func ValidRequestID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}
@@ -305,9 +328,9 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// newRequestID returns a random (version 4) UUID, the shape OpenClaw's
+// NewRequestID returns a random (version 4) UUID, the shape OpenClaw's
 // request ids have, so clients and operators see what they expect.
-func newRequestID() string {
+func NewRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it crashes the program instead.
 	b[6] = b[6]&0x0f | 0x40
@@ -316,15 +339,16 @@ func newRequestID() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// newSecretToken returns 24 random bytes as 48 lowercase hex characters.
-func newSecretToken() string {
+// NewSecretToken returns 24 random bytes as 48 lowercase hex characters: a
+// device token or the gateway token.
+func NewSecretToken() string {
 	var b [deviceTokenBytes]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails; it crashes the program instead.
 	return hex.EncodeToString(b[:])
 }
 
 // tokenHash is how a device token is stored and looked up.
-func tokenHash(token string) string {
+func TokenHash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
@@ -354,7 +378,7 @@ func scanDevice(r rowScanner) (Device, error) {
 	if err != nil {
 		return Device{}, err
 	}
-	if d.Scopes, err = parseScopes(scopes); err != nil {
+	if d.Scopes, err = ParseScopes(scopes); err != nil {
 		return Device{}, fmt.Errorf("device %s: %w", d.ID, err)
 	}
 	return d, nil
@@ -412,7 +436,7 @@ type execer interface {
 
 func putDevice(ctx context.Context, db execer, d Device) error {
 	_, err := db.ExecContext(ctx, sqlPutDevice,
-		d.ID, d.PublicKey, d.Role, scopesJSON(d.Scopes), d.ClientID, d.ClientMode, d.Platform,
+		d.ID, d.PublicKey, d.Role, ScopesJSON(d.Scopes), d.ClientID, d.ClientMode, d.Platform,
 		d.DeviceFamily, d.DisplayName, d.Remote, d.PairedAt, d.LastSeenAt)
 	return err
 }
@@ -420,7 +444,7 @@ func putDevice(ctx context.Context, db execer, d Device) error {
 // PutDevice pairs d, or replaces every field of the paired device d.ID; a
 // zero PairedAt is set to the store's clock.
 func (s *SQLite) PutDevice(ctx context.Context, d Device) error {
-	if err := validateDevice("put device", d); err != nil {
+	if err := ValidateDevice("put device", d); err != nil {
 		return err
 	}
 	d.PairedAt = s.orNow(d.PairedAt)
@@ -512,16 +536,16 @@ func scanPairingRequest(r rowScanner) (PairingRequest, error) {
 // setting a zero CreatedAt to the store's clock, unless the device already
 // has a pending request, which is returned instead with false.
 func (s *SQLite) CreatePairingRequest(ctx context.Context, r PairingRequest) (PairingRequest, bool, error) {
-	if err := validateDevice("create pairing request", r.Device); err != nil {
+	if err := ValidateDevice("create pairing request", r.Device); err != nil {
 		return PairingRequest{}, false, err
 	}
 	if r.RequestID == "" {
-		r.RequestID = newRequestID()
-	} else if !validRequestID(r.RequestID) {
+		r.RequestID = NewRequestID()
+	} else if !ValidRequestID(r.RequestID) {
 		return PairingRequest{}, false, fmt.Errorf("store: create pairing request: request id %q is not 1 to 128 URL-safe characters (A-Z a-z 0-9 - _)", r.RequestID)
 	}
 	r.CreatedAt = s.orNow(r.CreatedAt)
-	r.Device.Scopes = normalizeScopes(r.Device.Scopes)
+	r.Device.Scopes = NormalizeScopes(r.Device.Scopes)
 	r.Device.PairedAt, r.Device.LastSeenAt = 0, 0
 	data, err := json.Marshal(toStored(r.Device))
 	if err != nil {
@@ -601,7 +625,7 @@ func (s *SQLite) ApprovePairing(ctx context.Context, requestID string, scopes []
 			return fmt.Errorf("store: approve pairing %s: %w", requestID, err)
 		}
 		d = pr.Device
-		d.Scopes = normalizeScopes(scopes)
+		d.Scopes = NormalizeScopes(scopes)
 		d.PairedAt = at
 		d.LastSeenAt = pr.CreatedAt
 		var seen int64
@@ -610,7 +634,7 @@ func (s *SQLite) ApprovePairing(ctx context.Context, requestID string, scopes []
 			return fmt.Errorf("store: approve pairing %s: %w", requestID, err)
 		}
 		d.LastSeenAt = max(d.LastSeenAt, seen)
-		if err := validateDevice("approve pairing "+requestID, d); err != nil {
+		if err := ValidateDevice("approve pairing "+requestID, d); err != nil {
 			return err
 		}
 		if err := putDevice(ctx, tx, d); err != nil {
@@ -659,7 +683,7 @@ func pairedGrant(ctx context.Context, tx *sql.Tx, op, id string) (role string, s
 	if err != nil {
 		return "", nil, fmt.Errorf("store: %s %s: %w", op, id, err)
 	}
-	if scopes, err = parseScopes(raw); err != nil {
+	if scopes, err = ParseScopes(raw); err != nil {
 		return "", nil, fmt.Errorf("store: %s %s: %w", op, id, err)
 	}
 	return role, scopes, nil
@@ -674,10 +698,10 @@ const sqlCapTokens = `DELETE FROM device_tokens WHERE device_id = ?1 AND token_h
 // insertToken stores a new token's hash for deviceID, keeps the device within
 // MaxDeviceTokens, and returns the token.
 func insertToken(ctx context.Context, tx *sql.Tx, op, deviceID, role string, scopes []string, at int64) (string, error) {
-	token := newSecretToken()
+	token := NewSecretToken()
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO device_tokens (token_hash, device_id, role, scopes, issued_at) VALUES (?, ?, ?, ?, ?)`,
-		tokenHash(token), deviceID, role, scopesJSON(scopes), at); err != nil {
+		TokenHash(token), deviceID, role, ScopesJSON(scopes), at); err != nil {
 		return "", fmt.Errorf("store: %s %s: %w", op, deviceID, err)
 	}
 	if _, err := tx.ExecContext(ctx, sqlCapTokens, deviceID, MaxDeviceTokens); err != nil {
@@ -690,7 +714,7 @@ func insertToken(ctx context.Context, tx *sql.Tx, op, deviceID, role string, sco
 // device and returns it; only its hash is stored.
 func (s *SQLite) IssueDeviceToken(ctx context.Context, deviceID, role string, scopes []string, at int64) (string, error) {
 	at = s.orNow(at)
-	scopes = normalizeScopes(scopes)
+	scopes = NormalizeScopes(scopes)
 	var token string
 	err := s.withTx(ctx, "issue device token", func(tx *sql.Tx) error {
 		pairedRole, paired, err := pairedGrant(ctx, tx, "issue device token", deviceID)
@@ -719,7 +743,7 @@ func (s *SQLite) IssueDeviceToken(ctx context.Context, deviceID, role string, sc
 // is still the one the token was issued for.
 func (s *SQLite) CheckDeviceToken(ctx context.Context, token string) (IssuedToken, bool, error) {
 	// A malformed token cannot be one we issued; no need to ask the database.
-	if !isLowerHex(token, 2*deviceTokenBytes) {
+	if !IsSecretTokenShaped(token) {
 		return IssuedToken{}, false, nil
 	}
 	var (
@@ -730,7 +754,7 @@ func (s *SQLite) CheckDeviceToken(ctx context.Context, token string) (IssuedToke
 	err := s.reader.QueryRowContext(ctx, `
 		SELECT t.device_id, t.role, t.scopes, t.issued_at, d.role, d.scopes
 		FROM device_tokens AS t JOIN devices AS d ON d.id = t.device_id
-		WHERE t.token_hash = ?`, tokenHash(token)).
+		WHERE t.token_hash = ?`, TokenHash(token)).
 		Scan(&it.DeviceID, &it.Role, &tokenScopes, &it.IssuedAt, &devRole, &devScopes)
 	if errors.Is(err, sql.ErrNoRows) {
 		return IssuedToken{}, false, nil
@@ -743,11 +767,11 @@ func (s *SQLite) CheckDeviceToken(ctx context.Context, token string) (IssuedToke
 	if it.Role != devRole {
 		return IssuedToken{}, false, nil
 	}
-	granted, err := parseScopes(tokenScopes)
+	granted, err := ParseScopes(tokenScopes)
 	if err != nil {
 		return IssuedToken{}, false, fmt.Errorf("store: check device token of %s: %w", it.DeviceID, err)
 	}
-	paired, err := parseScopes(devScopes)
+	paired, err := ParseScopes(devScopes)
 	if err != nil {
 		return IssuedToken{}, false, fmt.Errorf("store: check device token of %s: %w", it.DeviceID, err)
 	}

@@ -62,7 +62,7 @@ func gatewayToken(dir string) (string, bool, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return token, false, err
 	}
-	token = newSecretToken()
+	token = NewSecretToken()
 	err = createGatewayToken(path, token)
 	if errors.Is(err, fs.ErrExist) {
 		// Another caller created it between our read and our link: theirs
@@ -108,7 +108,7 @@ func readGatewayToken(path string) (string, error) {
 	}
 	// Surrounding whitespace is allowed, so a file written with echo works.
 	token := strings.TrimSpace(string(b))
-	if len(b) > maxGatewayTokenFile || !isLowerHex(token, 2*deviceTokenBytes) {
+	if len(b) > maxGatewayTokenFile || !IsSecretTokenShaped(token) {
 		return "", fmt.Errorf("store: gateway token %s does not hold a token (48 lowercase hex characters); delete it and a new token is generated (clients then need the new token), or write a valid token into it", path)
 	}
 	return token, nil

@@ -128,8 +128,8 @@ type JournalBatch struct {
 	Delivered []string
 }
 
-// empty reports whether b has nothing to write.
-func (b *JournalBatch) empty() bool {
+// Empty reports whether b has nothing to write.
+func (b *JournalBatch) Empty() bool {
 	return len(b.Append) == 0 && len(b.Running) == 0 && len(b.Complete) == 0 &&
 		len(b.Dropped) == 0 && len(b.Delivered) == 0
 }
@@ -365,10 +365,10 @@ func (s *SQLite) nowMilli() int64 {
 // connection; see [Journal]. Concurrent calls are serialized. An empty batch
 // returns at once without a transaction.
 func (s *SQLite) ApplyJournal(ctx context.Context, b *JournalBatch) (accepts []JournalAccept, err error) {
-	if b == nil || b.empty() {
+	if b == nil || b.Empty() {
 		return nil, nil
 	}
-	if err := validateBatch(b); err != nil {
+	if err := b.Validate(); err != nil {
 		return nil, err
 	}
 
@@ -396,9 +396,12 @@ func (s *SQLite) ApplyJournal(ctx context.Context, b *JournalBatch) (accepts []J
 	return accepts, nil
 }
 
-// validateBatch rejects what the schema would reject, or what would only
-// fail later and less clearly, before a transaction is begun.
-func validateBatch(b *JournalBatch) error {
+// Validate rejects what the schema would reject, or what would only fail
+// later and less clearly, before a transaction is begun: an append without
+// session key or inbound, a mark or completion without run id, a
+// completion without session key or delivery, one run completed twice in
+// the batch. Every store implementation calls it first.
+func (b *JournalBatch) Validate() error {
 	for i := range b.Append {
 		e := &b.Append[i]
 		if e.SessionKey == "" || len(e.Inbound) == 0 {

@@ -20,7 +20,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchboardhq/switchboard/store"
 )
+
+var _ store.Store = (*Store)(nil)
 
 // Options tune Open. The zero value is ready to use.
 type Options struct {

@@ -43,14 +43,11 @@ func openPostgres(t *testing.T, now func() time.Time) *postgres.Store {
 	return s
 }
 
-// impl is what both stores implement so far.
+// impl is what both stores implement: the whole store.
 type impl interface {
-	store.QueueSettings
-	store.SchedulerState
+	store.Store
 	store.ChannelState
 	store.ChannelAccess
-	core.SessionIndex
-	store.Cron
 }
 
 // The suites, on both stores.
@@ -80,6 +77,12 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("ChannelState", func(t *testing.T) {
 				storetest.ChannelState(t, func(t *testing.T, now func() time.Time) store.ChannelState { return impl.open(t, now) })
+			})
+			t.Run("Devices", func(t *testing.T) {
+				storetest.Devices(t, func(t *testing.T, now func() time.Time) store.Devices { return impl.open(t, now) })
+			})
+			t.Run("Journal", func(t *testing.T) {
+				storetest.Journal(t, func(t *testing.T, now func() time.Time) store.Journal { return impl.open(t, now) })
 			})
 		})
 	}

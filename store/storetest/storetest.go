@@ -27,8 +27,8 @@ import (
 
 // Session keys the suites use.
 const (
-	sessA core.SessionKey = "agent:main:telegram:direct:111"
-	sessB core.SessionKey = "agent:main:slack:channel:c222"
+	sessA core.SessionKey = "agent:main:chan-a:direct:111"
+	sessB core.SessionKey = "agent:main:chan-c:channel:c222"
 )
 
 // QueueSettings asserts store.QueueSettings: overrides are kept byte for
@@ -140,30 +140,30 @@ func ChannelState(t *testing.T, open func(t *testing.T, now func() time.Time) st
 	clock.Set(1000)
 	s := open(t, clock.Now)
 
-	if v, err := s.ChannelOffset(ctx, "telegram", "default"); v != "" || err != nil {
+	if v, err := s.ChannelOffset(ctx, "chan-a", "default"); v != "" || err != nil {
 		t.Fatalf("fresh offset = %q, %v", v, err)
 	}
 	for _, v := range []string{"11", "12"} {
-		if err := s.SetChannelOffset(ctx, "telegram", "default", v); err != nil {
+		if err := s.SetChannelOffset(ctx, "chan-a", "default", v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if v, _ := s.ChannelOffset(ctx, "telegram", "default"); v != "12" {
+	if v, _ := s.ChannelOffset(ctx, "chan-a", "default"); v != "12" {
 		t.Errorf("offset = %q, want the last set, 12", v)
 	}
-	if v, _ := s.ChannelOffset(ctx, "telegram", "other"); v != "" {
+	if v, _ := s.ChannelOffset(ctx, "chan-a", "other"); v != "" {
 		t.Errorf("another key's offset = %q", v)
 	}
-	if v, _ := s.ChannelOffset(ctx, "discord", "default"); v != "" {
+	if v, _ := s.ChannelOffset(ctx, "chan-b", "default"); v != "" {
 		t.Errorf("another channel's offset = %q", v)
 	}
 
 	for k, v := range map[string]string{"default/c1": "10", "default/c2": "20", "other/c1": "30", "default": "x", "défaut/c1": "50", "défaut/c2": "60", "dé/c3": "70"} {
-		if err := s.SetChannelOffset(ctx, "discord", k, v); err != nil {
+		if err := s.SetChannelOffset(ctx, "chan-b", k, v); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SetChannelOffset(ctx, "telegram", "default/c1", "40"); err != nil {
+	if err := s.SetChannelOffset(ctx, "chan-a", "default/c1", "40"); err != nil {
 		t.Fatal(err)
 	}
 	for prefix, want := range map[string]map[string]string{
@@ -173,7 +173,7 @@ func ChannelState(t *testing.T, open func(t *testing.T, now func() time.Time) st
 		"défaut/":  {"défaut/c1": "50", "défaut/c2": "60"},
 		"":         {"default/c1": "10", "default/c2": "20", "other/c1": "30", "default": "x", "défaut/c1": "50", "défaut/c2": "60", "dé/c3": "70"},
 	} {
-		got, err := s.ChannelOffsets(ctx, "discord", prefix)
+		got, err := s.ChannelOffsets(ctx, "chan-b", prefix)
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ChannelOffsets(%q) = %v, %v; want %v", prefix, got, err, want)
 		}
@@ -245,7 +245,7 @@ func channelPairingConcurrent(t *testing.T, s store.ChannelAccess) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, ok, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "telegram", AccountID: "default", SenderID: fmt.Sprint("s", i)}, 0, 3, gen)
+			_, ok, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-a", AccountID: "default", SenderID: fmt.Sprint("s", i)}, 0, 3, gen)
 			if err != nil {
 				errs <- err
 			}
@@ -259,7 +259,7 @@ func channelPairingConcurrent(t *testing.T, s store.ChannelAccess) {
 	for err := range errs {
 		t.Errorf("create: %v", err)
 	}
-	list, err := s.ListChannelPairingCodes(ctx, "telegram", 0)
+	list, err := s.ListChannelPairingCodes(ctx, "chan-a", 0)
 	if created.Load() != 3 || err != nil || len(list) != 3 {
 		t.Fatalf("%d created, %d pending (%v); want the cap, 3", created.Load(), len(list), err)
 	}
@@ -268,7 +268,7 @@ func channelPairingConcurrent(t *testing.T, s store.ChannelAccess) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.ApproveChannelPairingCode(ctx, "telegram", list[0].Code, 0, 0)
+			_, err := s.ApproveChannelPairingCode(ctx, "chan-a", list[0].Code, 0, 0)
 			switch {
 			case err == nil:
 				approved.Add(1)
@@ -296,7 +296,7 @@ func codes(cs ...string) func() string {
 func channelPairingLifecycle(t *testing.T, s store.ChannelAccess) {
 	ctx := t.Context()
 	const hour = 3_600_000
-	req := store.ChannelPairingCode{Channel: "telegram", AccountID: "default", SenderID: "111", SenderName: "Ada", CreatedAt: 1_000}
+	req := store.ChannelPairingCode{Channel: "chan-a", AccountID: "default", SenderID: "111", SenderName: "Ada", CreatedAt: 1_000}
 
 	c, created, err := s.CreateChannelPairingCode(ctx, req, 0, 3, codes("abcd2345"))
 	if err != nil || !created || c.Code != "ABCD2345" {
@@ -307,51 +307,51 @@ func channelPairingLifecycle(t *testing.T, s store.ChannelAccess) {
 	if err != nil || created || again.Code != c.Code {
 		t.Fatalf("second ask = %+v, %v, %v; want the pending code back", again, created, err)
 	}
-	if ok, _ := s.ChannelSenderAllowed(ctx, "telegram", "default", "111"); ok {
+	if ok, _ := s.ChannelSenderAllowed(ctx, "chan-a", "default", "111"); ok {
 		t.Fatal("sender allowed before approval")
 	}
 	// Approval is case-insensitive, moves the sender to the allowed list
 	// and removes the code.
-	sender, err := s.ApproveChannelPairingCode(ctx, "telegram", " abcd2345 ", 0, 5_000)
+	sender, err := s.ApproveChannelPairingCode(ctx, "chan-a", " abcd2345 ", 0, 5_000)
 	if err != nil || sender.SenderID != "111" || sender.SenderName != "Ada" || sender.ApprovedAt != 5_000 {
 		t.Fatalf("approve = %+v, %v", sender, err)
 	}
-	if ok, err := s.ChannelSenderAllowed(ctx, "telegram", "default", "111"); !ok || err != nil {
+	if ok, err := s.ChannelSenderAllowed(ctx, "chan-a", "default", "111"); !ok || err != nil {
 		t.Fatalf("allowed after approval = %v, %v", ok, err)
 	}
-	if ok, _ := s.ChannelSenderAllowed(ctx, "telegram", "other-bot", "111"); ok {
+	if ok, _ := s.ChannelSenderAllowed(ctx, "chan-a", "other-bot", "111"); ok {
 		t.Error("approval leaked to another account")
 	}
-	if _, err := s.ApproveChannelPairingCode(ctx, "telegram", "ABCD2345", 0, 0); !errors.Is(err, store.ErrUnknownPairingCode) {
+	if _, err := s.ApproveChannelPairingCode(ctx, "chan-a", "ABCD2345", 0, 0); !errors.Is(err, store.ErrUnknownPairingCode) {
 		t.Errorf("approving twice: %v, want store.ErrUnknownPairingCode", err)
 	}
 	senders, err := s.ListChannelSenders(ctx, "")
 	if err != nil || len(senders) != 1 {
 		t.Fatalf("senders = %+v, %v", senders, err)
 	}
-	if err := s.RemoveChannelSender(ctx, "telegram", "default", "111"); err != nil {
+	if err := s.RemoveChannelSender(ctx, "chan-a", "default", "111"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := s.ChannelSenderAllowed(ctx, "telegram", "default", "111"); ok {
+	if ok, _ := s.ChannelSenderAllowed(ctx, "chan-a", "default", "111"); ok {
 		t.Error("sender still allowed after removal")
 	}
 
 	// Expired codes cannot be approved and are cleared by the next create.
-	old, _, _ := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "telegram", AccountID: "default", SenderID: "222", CreatedAt: 10_000}, 0, 3, codes("OLDC0DE9"))
-	if _, err := s.ApproveChannelPairingCode(ctx, "telegram", old.Code, 10_000+hour+1, 0); !errors.Is(err, store.ErrUnknownPairingCode) {
+	old, _, _ := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-a", AccountID: "default", SenderID: "222", CreatedAt: 10_000}, 0, 3, codes("OLDC0DE9"))
+	if _, err := s.ApproveChannelPairingCode(ctx, "chan-a", old.Code, 10_000+hour+1, 0); !errors.Is(err, store.ErrUnknownPairingCode) {
 		t.Errorf("approving an expired code: %v", err)
 	}
-	if _, _, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "telegram", AccountID: "default", SenderID: "333", CreatedAt: 10_000 + hour + 2}, 10_000+hour+1, 3, codes("NEWC0DE9")); err != nil {
+	if _, _, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-a", AccountID: "default", SenderID: "333", CreatedAt: 10_000 + hour + 2}, 10_000+hour+1, 3, codes("NEWC0DE9")); err != nil {
 		t.Fatal(err)
 	}
-	list, _ := s.ListChannelPairingCodes(ctx, "telegram", 0)
+	list, _ := s.ListChannelPairingCodes(ctx, "chan-a", 0)
 	if len(list) != 1 || list[0].SenderID != "333" {
 		t.Errorf("codes after expiry = %+v, want only the new one", list)
 	}
-	if err := s.RejectChannelPairingCode(ctx, "telegram", "newc0de9"); err != nil {
+	if err := s.RejectChannelPairingCode(ctx, "chan-a", "newc0de9"); err != nil {
 		t.Errorf("reject: %v", err)
 	}
-	if err := s.RejectChannelPairingCode(ctx, "telegram", "newc0de9"); !errors.Is(err, store.ErrUnknownPairingCode) {
+	if err := s.RejectChannelPairingCode(ctx, "chan-a", "newc0de9"); !errors.Is(err, store.ErrUnknownPairingCode) {
 		t.Errorf("reject twice: %v", err)
 	}
 }
@@ -360,20 +360,20 @@ func channelPairingCap(t *testing.T, s store.ChannelAccess) {
 	ctx := t.Context()
 	gen := codes("AAAA2222", "BBBB2222", "CCCC2222", "DDDD2222")
 	for i := range 3 {
-		if _, created, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "telegram", AccountID: "default", SenderID: fmt.Sprint(i)}, 0, 3, gen); err != nil || !created {
+		if _, created, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-a", AccountID: "default", SenderID: fmt.Sprint(i)}, 0, 3, gen); err != nil || !created {
 			t.Fatalf("code %d: %v, %v", i, created, err)
 		}
 	}
-	c, created, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "telegram", AccountID: "default", SenderID: "9"}, 0, 3, gen)
+	c, created, err := s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-a", AccountID: "default", SenderID: "9"}, 0, 3, gen)
 	if err != nil || created || c.Code != "" {
 		t.Fatalf("fourth pending code = %+v, %v, %v; want none (extras are ignored)", c, created, err)
 	}
 	// Another channel has its own budget; a taken code is drawn again.
-	c, created, err = s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "slack", AccountID: "default", SenderID: "9"}, 0, 3, codes("AAAA2222"))
+	c, created, err = s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-c", AccountID: "default", SenderID: "9"}, 0, 3, codes("AAAA2222"))
 	if err != nil || !created || c.Code != "AAAA2222" {
-		t.Fatalf("slack code = %+v, %v, %v", c, created, err)
+		t.Fatalf("chan-c code = %+v, %v, %v", c, created, err)
 	}
-	c, created, err = s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "slack", AccountID: "default", SenderID: "10"}, 0, 3, codes("AAAA2222", "EEEE2222"))
+	c, created, err = s.CreateChannelPairingCode(ctx, store.ChannelPairingCode{Channel: "chan-c", AccountID: "default", SenderID: "10"}, 0, 3, codes("AAAA2222", "EEEE2222"))
 	if err != nil || !created || c.Code != "EEEE2222" {
 		t.Fatalf("colliding code = %+v, %v, %v; want a second draw", c, created, err)
 	}
@@ -396,9 +396,9 @@ func Sessions(t *testing.T, open func(t *testing.T) core.SessionIndex) {
 		Key: "agent:main:main", AgentID: "main", SessionID: "s1", CreatedAt: 10, UpdatedAt: 100,
 		Usage:     core.Usage{Input: 5, Output: 7, TotalTokens: 12, Cost: core.Cost{Total: 0.5}},
 		Model:     "echo/echo",
-		LastRoute: &core.Route{Channel: "telegram", To: "123"},
+		LastRoute: &core.Route{Channel: "chan-a", To: "123"},
 	}
-	b := core.SessionEntry{Key: "agent:main:telegram:group:-1", AgentID: "main", SessionID: "s2", CreatedAt: 20, UpdatedAt: 200}
+	b := core.SessionEntry{Key: "agent:main:chan-a:group:-1", AgentID: "main", SessionID: "s2", CreatedAt: 20, UpdatedAt: 200}
 	for _, e := range []core.SessionEntry{a, b} {
 		if err := s.PutSession(ctx, e); err != nil {
 			t.Fatal(err)
