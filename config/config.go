@@ -46,6 +46,7 @@ import (
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // Config is the whole configuration of one Switchboard process.
@@ -55,6 +56,9 @@ type Config struct {
 	// "~/.switchboard". The environment variable SWITCHBOARD_STATE_DIR, when
 	// set, takes precedence.
 	StateDir string `json:"stateDir,omitempty"`
+	// Store chooses where state is kept: SQLite in the state directory
+	// (default) or a PostgreSQL database.
+	Store store.Config `json:"store"`
 	// Gateway configures the HTTP and WebSocket listener.
 	Gateway gateway.Config `json:"gateway"`
 	// Models lists the model providers turns can use.

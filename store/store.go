@@ -60,6 +60,18 @@ type Store interface {
 	SchedulerState
 }
 
+// Full is everything a running Switchboard keeps in its store: Store, the
+// bridges' delivery state, DM pairing, and the maintenance job's pruning.
+// *SQLite and store/postgres's Store implement it; the daemon holds one.
+type Full interface {
+	Store
+	ChannelState
+	ChannelAccess
+	Pruner
+}
+
+var _ Full = (*SQLite)(nil)
+
 // ErrLocked is wrapped by the error [Open] returns when another process, or
 // another Open in this process, already holds the state directory's lock.
 // Callers branch on it with errors.Is to tell "already running" from other

@@ -8,7 +8,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
-	"github.com/switchboardhq/switchboard/store"
 )
 
 func agentCommand() *command {
@@ -49,7 +48,7 @@ prompt it received.`,
 				return exitUsage
 			}
 			log := c.logger(g)
-			st, err := store.Open(ctx, stateDir)
+			st, err := openStore(ctx, cfg, stateDir)
 			if err != nil {
 				fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
 				return exitFailure

@@ -86,7 +86,7 @@ type enabledBridge struct {
 // gateway (intake starts last and stops first), when any bridge is
 // enabled. The router holds replies for those channels from now on, so
 // the replies a restart interrupted wait for their bridge.
-func wireBridges(d *daemon, cfg *config.Config, w wiring, h *bridgeHost, st func() *store.SQLite, disp func() *queue.Dispatcher, log *slog.Logger) {
+func wireBridges(d *daemon, cfg *config.Config, w wiring, h *bridgeHost, st func() store.Full, disp func() *queue.Dispatcher, log *slog.Logger) {
 	enabled := h.enabled(cfg)
 	if len(enabled) == 0 {
 		return

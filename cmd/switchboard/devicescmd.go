@@ -128,12 +128,12 @@ func connectDevices(ctx context.Context, cfg *config.Config, stateDir string) (d
 // reachDaemon connects to the running daemon's gateway as an admin on this
 // machine; when nothing listens there (no daemon), it opens the state store
 // instead. Exactly one of the results is set on success.
-func reachDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*client.Client, *store.SQLite, error) {
+func reachDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*client.Client, store.Full, error) {
 	cl, err := dialDaemon(ctx, cfg, stateDir)
 	if err != nil || cl != nil {
 		return cl, nil, err
 	}
-	st, err := store.Open(ctx, stateDir)
+	st, err := openStore(ctx, cfg, stateDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,7 +216,7 @@ func (g gatewayDevices) decide(ctx context.Context, method, id string) error {
 }
 
 // storeDevices acts on the store of a stopped daemon.
-type storeDevices struct{ st *store.SQLite }
+type storeDevices struct{ st store.Full }
 
 func (s storeDevices) list(ctx context.Context) ([]store.PairingRequest, []store.Device, error) {
 	pending, err := s.st.ListPairingRequests(ctx)

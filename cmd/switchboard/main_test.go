@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/internal/pgtest"
 )
 
 // TestMain runs the real main when the test binary is started as a child
@@ -15,5 +17,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	goleak.VerifyTestMain(m)
+	// The PostgreSQL tests' cluster, if one started, goes after the leak
+	// check.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { pgtest.Stop() }))
 }

@@ -181,7 +181,7 @@ func (g gatewayPairing) decide(ctx context.Context, approve bool, channel, code 
 	return fmt.Sprintf(": sender %s %s", out.Approved.SenderID, quoteName(out.Approved.SenderName)), nil
 }
 
-type storePairing struct{ st *store.SQLite }
+type storePairing struct{ st store.Full }
 
 func (s storePairing) list(ctx context.Context, channel string) ([]store.ChannelPairingCode, []store.ChannelSender, error) {
 	pending, err := s.st.ListChannelPairingCodes(ctx, channel, time.Now().Add(-channels.PairingTTL).UnixMilli())

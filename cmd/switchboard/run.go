@@ -126,10 +126,10 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	deliver := bh.router
 	active := bh.active(cfg)
 
-	var st *store.SQLite
+	var st store.Full
 	d.add("store",
 		func(ctx context.Context) (err error) {
-			st, err = store.Open(ctx, w.stateDir)
+			st, err = openStore(ctx, cfg, w.stateDir)
 			return err
 		},
 		func(context.Context) error { return st.Close() },
@@ -247,11 +247,11 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	)
 
 	d.add("gateway", gw.Start, gw.Stop)
-	wireBridges(d, cfg, w, bh, func() *store.SQLite { return st }, func() *queue.Dispatcher { return disp }, log.With("component", "bridges"))
+	wireBridges(d, cfg, w, bh, func() store.Full { return st }, func() *queue.Dispatcher { return disp }, log.With("component", "bridges"))
 }
 
 // gatewayBackend is what the gateway's methods act on.
-func gatewayBackend(cfg *config.Config, w wiring, st *store.SQLite, disp *queue.Dispatcher, runner *agent.Runner, deliver queue.Deliverer, gw *gateway.Server) gateway.Backend {
+func gatewayBackend(cfg *config.Config, w wiring, st store.Full, disp *queue.Dispatcher, runner *agent.Runner, deliver queue.Deliverer, gw *gateway.Server) gateway.Backend {
 	b := gateway.Backend{
 		Store: st, Dispatcher: disp, Runner: runner, Deliverer: deliver,
 		DefaultModel: cfg.Agents.Defaults.Model.Primary,

@@ -127,6 +127,7 @@ var allowedImports = map[string]map[string]string{
 		"gateway":             "the gateway section",
 		"heartbeat":           "the cron section",
 		"queue":               "the messages.queue section",
+		"store":               "the store section",
 	},
 	"config/internal/docgen":  {},
 	"config/internal/gendocs": {"config": "it generates config's field docs", "config/internal/docgen": "the generator"},
