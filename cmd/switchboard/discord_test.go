@@ -32,9 +32,10 @@ type runningDaemon struct {
 	exited bool
 }
 
-// startDaemon runs the daemon with a fake Anthropic model playing its
-// script and channelsYAML (a `channels:` section) appended to the config;
-// setup, if any, prepares the CLI that runs it (e.g. a fake WhatsApp).
+// startDaemon runs the daemon, heartbeats off, with a fake Anthropic
+// model playing its script and channelsYAML (a `channels:` section)
+// appended to the config; setup, if any, prepares the CLI that runs it
+// (e.g. a fake WhatsApp).
 func startDaemon(t *testing.T, model *llmtest.Server, env map[string]string, channelsYAML string, setup ...func(*testCLI)) *runningDaemon {
 	t.Helper()
 	dir := t.TempDir()
@@ -55,6 +56,10 @@ models:
 agents:
   defaults:
     model: {primary: fake/scripted}
+    # Off: a beat falls at a moment hashed from the device id, anywhere in
+    # the 30 minutes, and one during a test took the model's one scripted
+    # answer (the outage test failed 1 run in 20 so).
+    heartbeat: {every: 0m}
 messages:
   queue:
     debounceMs: 0

@@ -77,6 +77,7 @@ models:
 agents:
   defaults:
     model: {primary: fake/scripted}
+    heartbeat: {every: 0m} # a beat would take a scripted answer
 messages:
   queue: {debounceMs: 0}
 commands:
