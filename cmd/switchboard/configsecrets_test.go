@@ -174,6 +174,51 @@ func TestFinding5_SecretURLChangeNeedsTheSecret(t *testing.T) {
 	}
 }
 
+// The store section is not the gateway's to change: a client pointing
+// store.url at a database of its own would get every message, session and
+// token from the next start on. config.patch and config.set of it are
+// refused, and the file is left as it was; other changes still go through.
+func TestStoreSectionCannotBeChangedOverTheGateway(t *testing.T) {
+	for name, patch := range map[string]string{
+		"driver and url":           `{"store": {"driver": "postgres", "url": "postgres://evil:pw@evil.example/db"}}`,
+		"a key=value url, in caps": `{"store": {"driver": "POSTGRES", "url": "host=evil.example password=evil:pw dbname=x"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			writeFile(t, path, secretURLConfig)
+			svc := newConfigService(path, secretURLLookup, nil)
+			before := readFile(t, path)
+			_, err := svc.Patch(context.Background(), json.RawMessage(patch), "")
+			if err == nil {
+				t.Fatalf("written:\n%s", readFile(t, path))
+			}
+			shape := errorShape(t, err)
+			if shape.Code != protocol.CodeInvalidRequest || !strings.Contains(toJSON(t, shape.Details), "CONFIG_STORE_LOCKED") ||
+				!strings.Contains(shape.Message, "edit the configuration file") {
+				t.Errorf("error = %s %s %s", shape.Code, shape.Message, toJSON(t, shape.Details))
+			}
+			if strings.Contains(toJSON(t, shape), "evil:pw") {
+				t.Errorf("the error repeats the URL's password: %s", toJSON(t, shape))
+			}
+			if readFile(t, path) != before {
+				t.Error("a refused write changed the file")
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, path, secretURLConfig)
+	svc := newConfigService(path, secretURLLookup, nil)
+	raw := *getSnapshot(t, svc).Raw
+	if _, err := svc.Set(context.Background(), raw+"\nstore:\n  driver: postgres\n  url: postgres://x@db/y\n", ""); err == nil || !strings.Contains(err.Error(), "store section") {
+		t.Errorf("config.set of a store section: %v", err)
+	}
+	for _, patch := range []string{`{"gateway": {"port": 2345}}`, `{"store": {"driver": "sqlite"}}`} {
+		if _, err := svc.Patch(context.Background(), json.RawMessage(patch), ""); err != nil {
+			t.Errorf("a patch leaving where state is kept alone (%s): %v", patch, err)
+		}
+	}
+}
+
 // Every string key whose name ends in "url" in a struct that holds a secret
 // is tagged secretURL, and every tag names secrets beside it: a URL added
 // next to a token is covered, or the author says here why not.
@@ -228,7 +273,9 @@ func TestEveryURLBesideASecretIsTagged(t *testing.T) {
 							t.Errorf("%s: %s %q names %q, which is not a field tagged config:\"secret\" of %s", p, secretURLTag, list, name, typ)
 						}
 					}
-				case holdsSecret && strings.HasSuffix(strings.ToLower(k.name), "url"):
+				case holdsSecret && strings.HasSuffix(strings.ToLower(k.name), "url") && k.f.Tag.Get("config") != "secret":
+					// A URL that is a secret itself (store.url, credentials
+					// inline) is redacted whole; see checkStoreUnchanged.
 					t.Errorf("%s is a URL beside a secret in %s: tag it %s:\"<the secrets sent there>\", so a client cannot send them elsewhere unseen", p, typ, secretURLTag)
 				}
 				walk(k.f.Type, p, inList)

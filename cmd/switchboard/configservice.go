@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
+	"github.com/switchboardhq/switchboard/store"
 )
 
 // applyFunc applies a configuration just written to the file: old is what
@@ -251,6 +252,9 @@ func (s *configService) write(ctx context.Context, cur currentFile, next, reques
 	if err := checkSecretURLs(old, cfg, request); err != nil {
 		return nil, err
 	}
+	if err := checkStoreUnchanged(old, cfg); err != nil {
+		return nil, err
+	}
 	redacted, err := cfg.RedactedJSON()
 	if err != nil {
 		return nil, err
@@ -430,4 +434,22 @@ func writeFileAtomic(path string, data []byte, private bool) (was, mode fs.FileM
 		}
 	}
 	return was, mode, nil
+}
+
+// checkStoreUnchanged refuses a write over the gateway that changes the
+// store section: it decides where every message, session, device and
+// token is kept, so a client pointing it at a database of its own would
+// have all of it from the next start on. The operator edits the file on
+// the gateway's machine instead. old nil (no valid file before) compares
+// with the defaults.
+func checkStoreUnchanged(old, new *config.Config) error {
+	var before store.Config
+	if old != nil {
+		before = old.Store
+	}
+	if before.EffectiveDriver() == new.Store.EffectiveDriver() && before.URL == new.Store.URL {
+		return nil
+	}
+	return protocol.InvalidRequest("the store section cannot be changed over the gateway: it decides where all state is kept; "+
+		"edit the configuration file on the gateway's machine and restart", map[string]any{"code": "CONFIG_STORE_LOCKED", "path": "store"})
 }
