@@ -129,6 +129,7 @@ func (c *committer) write(reqs []*commitReq) {
 			merged.Complete = append(merged.Complete, r.batch.Complete...)
 			merged.Dropped = append(merged.Dropped, r.batch.Dropped...)
 			merged.Delivered = append(merged.Delivered, r.batch.Delivered...)
+			merged.Fences = append(merged.Fences, r.batch.Fences...)
 		}
 		accepts, err := c.j.ApplyJournal(context.Background(), &merged)
 		if err == nil {

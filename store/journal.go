@@ -126,6 +126,10 @@ type JournalBatch struct {
 	Dropped []DropMark
 	// Delivered holds run ids whose outcome has been delivered.
 	Delivered []string
+	// Fences are the leases the writes depend on: unless every one still
+	// holds, nothing of the batch is applied and ApplyJournal returns an
+	// error wrapping [ErrFenced]. A fence alone is not a write.
+	Fences []Fence
 }
 
 // Empty reports whether b has nothing to write.
@@ -377,7 +381,10 @@ func (s *SQLite) ApplyJournal(ctx context.Context, b *JournalBatch) (accepts []J
 		return nil, fmt.Errorf("store: apply journal: begin: %w", err)
 	}
 	w := journalTx{ctx: ctx, tx: tx, js: s.js, now: s.nowMilli()}
-	if accepts, err = w.apply(b); err == nil {
+	if err = checkFences(ctx, tx, b.Fences); err == nil {
+		accepts, err = w.apply(b)
+	}
+	if err == nil {
 		err = tx.Commit()
 		if err != nil {
 			err = fmt.Errorf("store: apply journal: commit: %w", err)

@@ -68,6 +68,8 @@ type Full interface {
 	ChannelState
 	ChannelAccess
 	Pruner
+	Leases
+	Instances
 }
 
 var _ Full = (*SQLite)(nil)

@@ -38,6 +38,9 @@ func (s *Store) ApplyJournal(ctx context.Context, b *store.JournalBatch) ([]stor
 	now := s.nowMilli()
 	var accepts []store.JournalAccept
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkFences(ctx, tx, b.Fences); err != nil {
+			return err
+		}
 		var err error
 		if len(b.Append) > 0 {
 			if accepts, err = appendEntries(ctx, tx, b.Append, now); err != nil {

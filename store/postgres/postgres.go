@@ -43,6 +43,9 @@ type Options struct {
 type Store struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	// dbClock: no clock was injected, so leases and the instance registry
+	// take the database server's time, which every instance shares.
+	dbClock bool
 
 	closeOnce sync.Once
 }
@@ -68,7 +71,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	}
 	s := &Store{pool: pool, now: o.Now}
 	if s.now == nil {
-		s.now = time.Now
+		s.now, s.dbClock = time.Now, true
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()

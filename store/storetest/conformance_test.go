@@ -48,6 +48,8 @@ type impl interface {
 	store.Store
 	store.ChannelState
 	store.ChannelAccess
+	store.Leases
+	store.Instances
 }
 
 // The suites, on both stores.
@@ -80,6 +82,12 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("Devices", func(t *testing.T) {
 				storetest.Devices(t, func(t *testing.T, now func() time.Time) store.Devices { return impl.open(t, now) })
+			})
+			t.Run("Leases", func(t *testing.T) {
+				storetest.Leases(t, func(t *testing.T, now func() time.Time) storetest.LeaseStore { return impl.open(t, now) })
+			})
+			t.Run("Instances", func(t *testing.T) {
+				storetest.Instances(t, func(t *testing.T, now func() time.Time) store.Instances { return impl.open(t, now) })
 			})
 			t.Run("Journal", func(t *testing.T) {
 				storetest.Journal(t, func(t *testing.T, now func() time.Time) store.Journal { return impl.open(t, now) })
