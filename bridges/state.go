@@ -32,6 +32,11 @@ const (
 	StateFailed State = "failed"
 	// StateStopped: the bridge was stopped (terminal).
 	StateStopped State = "stopped"
+	// StateStandby: the connection is unique per account and another
+	// instance of a cluster holds it (its lease); this one takes it over
+	// when that one stops or dies. Set by the supervisor, never by a
+	// bridge.
+	StateStandby State = "standby"
 )
 
 // Terminal reports whether the bridge stays down in state s until the

@@ -11,7 +11,7 @@ import (
 // count bridges in each.
 var states = []bridges.State{
 	bridges.StateStarting, bridges.StateConnected, bridges.StateTransientDisconnect, bridges.StateConflict,
-	bridges.StateBadCredentials, bridges.StateLoggedOut, bridges.StateFailed, bridges.StateStopped,
+	bridges.StateBadCredentials, bridges.StateLoggedOut, bridges.StateFailed, bridges.StateStopped, bridges.StateStandby,
 }
 
 var (

@@ -34,6 +34,13 @@ type SupervisorOptions struct {
 	// the supervisor's locks (the daemon's readiness map). It must not
 	// block.
 	OnState func(bridges.Status)
+	// Standby picks the bridges that run on one instance of a cluster at
+	// a time, under a lease (the daemon passes Descriptor.Exclusive when
+	// instances share a store): Start builds them, so their replies can
+	// be sent from here where the platform allows, but leaves them in
+	// StateStandby until StartBridge; StandbyBridge puts one back. nil
+	// means none.
+	Standby func(desc bridges.Descriptor, section bridges.Section) bool
 }
 
 // SupervisorDeps is what the bridges' gates and replies go through.
@@ -98,6 +105,7 @@ type unit struct {
 	lastRun   *runState // the loop that ran last, for Close
 	reported  bridges.State
 	connected bool // the current Start reported StateConnected at some point
+	standby   bool // started only through StartBridge (Options.Standby)
 }
 
 // runState is one run loop of a unit, from StartBridge (or Start) to its
@@ -184,6 +192,13 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			}
 			return err
 		}
+		if s.opts.Standby != nil && s.opts.Standby(u.desc, u.section) {
+			s.mu.Lock()
+			u.standby = true
+			s.mu.Unlock()
+			s.setState(u, bridges.StateStandby, nil)
+			continue
+		}
 		s.mu.Lock()
 		err := s.startLocked(u)
 		s.mu.Unlock()
@@ -191,6 +206,41 @@ func (s *Supervisor) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// BridgeRef names one bridge.
+type BridgeRef struct {
+	Channel, AccountID string
+}
+
+// StandbyBridges lists the bridges Options.Standby picked, in the order
+// they were added; meaningful after Start.
+func (s *Supervisor) StandbyBridges() []BridgeRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []BridgeRef
+	for _, u := range s.units {
+		if u.standby && u.bridge != nil {
+			out = append(out, BridgeRef{Channel: u.desc.Channel, AccountID: core.NormalizeAccountID(u.bridge.AccountID())})
+		}
+	}
+	return out
+}
+
+// StandbyBridge stops one bridge as StopBridge does and leaves it in
+// StateStandby: another instance now holds its connection.
+func (s *Supervisor) StandbyBridge(ctx context.Context, channel, accountID string) error {
+	if err := s.StopBridge(ctx, channel, accountID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	u, err := s.findLocked(channel, accountID)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	s.setState(u, bridges.StateStandby, nil)
 	return nil
 }
 

@@ -396,16 +396,26 @@ type rig struct {
 // not started; it is stopped when the test ends.
 func newRig(t *testing.T, descs ...bridges.Descriptor) *rig {
 	t.Helper()
+	return newRigWith(t, nil, descs...)
+}
+
+// newRigWith is newRig with the supervisor's options changed by opt.
+func newRigWith(t *testing.T, opt func(*channels.SupervisorOptions), descs ...bridges.Descriptor) *rig {
+	t.Helper()
 	r := &rig{fallback: &fallback{}, disp: &dispatcher{}, sleep: &sleeper{}, clock: &clock{t: t0}, log: &logBuffer{}, states: &stateLog{}}
 	r.router = &channels.Router{Fallback: r.fallback}
-	r.sup = channels.NewSupervisor(channels.SupervisorOptions{
+	opts := channels.SupervisorOptions{
 		// Delays of 0.75, 1.5, 3 s...: the top of the jitter range pinned.
 		Backoff: bridges.Backoff{Initial: time.Second, Max: time.Minute, Rand: func() float64 { return 0.5 }},
 		Sleep:   r.sleep.Sleep,
 		Now:     r.clock.Now,
 		Log:     slog.New(slog.NewJSONHandler(r.log, nil)),
 		OnState: r.states.on,
-	}, channels.SupervisorDeps{Router: r.router, Dispatch: r.disp})
+	}
+	if opt != nil {
+		opt(&opts)
+	}
+	r.sup = channels.NewSupervisor(opts, channels.SupervisorDeps{Router: r.router, Dispatch: r.disp})
 	for _, d := range descs {
 		if err := r.sup.Add(d, openSection); err != nil {
 			t.Fatal(err)
@@ -816,8 +826,8 @@ func TestSupervisorCollector(t *testing.T) {
 	r.waitState(t, "slack", bridges.StateTransientDisconnect, true)
 	r.clock.advance(90 * time.Second)
 
-	if n := testutil.CollectAndCount(r.sup.Collector(), "switchboard_bridge_state"); n != 2*8 {
-		t.Errorf("switchboard_bridge_state has %d series, want 8 states × 2 bridges", n)
+	if n := testutil.CollectAndCount(r.sup.Collector(), "switchboard_bridge_state"); n != 2*9 {
+		t.Errorf("switchboard_bridge_state has %d series, want 9 states × 2 bridges", n)
 	}
 	m := scrape(t, reg)
 	for series, want := range map[string]float64{
@@ -1030,4 +1040,39 @@ func TestSupervisorStopLeavesNoGoroutines(t *testing.T) {
 	if err := r.sup.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A bridge the Standby option picks is built but not started: it stays in
+// standby, listed by StandbyBridges, until StartBridge (its instance won
+// the connection's lease), and StandbyBridge stops it back into standby
+// (the lease was lost), while the other bridges run as usual.
+func TestStandbyBridgesStartOnlyWhenTold(t *testing.T) {
+	single, shared := newFake("single"), newFake("shared")
+	r := newRigWith(t, func(o *channels.SupervisorOptions) {
+		o.Standby = func(d bridges.Descriptor, _ bridges.Section) bool { return d.Channel == "single" }
+	}, descriptor(single), descriptor(shared))
+	r.start(t)
+	r.waitState(t, "shared", bridges.StateConnected, true)
+	r.waitState(t, "single", bridges.StateStandby, false)
+	if starts, _ := single.counts(); starts != 0 {
+		t.Fatalf("a standby bridge was started %d times", starts)
+	}
+	if got := r.sup.StandbyBridges(); len(got) != 1 || got[0] != (channels.BridgeRef{Channel: "single", AccountID: core.DefaultAccountID}) {
+		t.Fatalf("StandbyBridges = %+v", got)
+	}
+	if err := r.sup.StartBridge("single", ""); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, "single", bridges.StateConnected, true)
+	if err := r.sup.StandbyBridge(t.Context(), "single", ""); err != nil {
+		t.Fatal(err)
+	}
+	st := r.waitState(t, "single", bridges.StateStandby, false)
+	if starts, returned := single.counts(); starts != 1 || returned != 1 {
+		t.Fatalf("after standby: %d starts, %d returned; want its one run ended", starts, returned)
+	}
+	if st.LastError != "" {
+		t.Errorf("standby shows an error: %q", st.LastError)
+	}
+	r.waitState(t, "shared", bridges.StateConnected, true)
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/core"
 )
@@ -46,6 +48,34 @@ type Config struct {
 	// string. Write it as ${SWITCHBOARD_DATABASE_URL} to keep the password
 	// out of the file.
 	URL string `json:"url,omitempty" config:"secret"`
+	// Instance names this instance in `switchboard cluster status` and in
+	// the leases it holds (with a random suffix per start); default the
+	// host name. Give each instance on one host its own.
+	Instance string `json:"instance,omitempty"`
+	// LeaseTTL is how long a lease on a platform connection or a session
+	// lasts unless its instance renews it: when an instance dies, its work
+	// moves to another within about this long (2s to 5m; default 10s).
+	// Only meaningful with several instances (driver postgres).
+	LeaseTTL string `json:"leaseTtl,omitempty"`
+}
+
+// DefaultLeaseTTL is the lease length when leaseTtl is unset.
+const DefaultLeaseTTL = 10 * time.Second
+
+// LeaseDuration is LeaseTTL parsed (seconds for a bare number), or
+// DefaultLeaseTTL when unset.
+func (c Config) LeaseDuration() (time.Duration, error) {
+	if strings.TrimSpace(c.LeaseTTL) == "" {
+		return DefaultLeaseTTL, nil
+	}
+	d, err := core.ParseDuration(c.LeaseTTL, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	if d < 2*time.Second || d > 5*time.Minute {
+		return 0, fmt.Errorf("%s is outside 2s to 5m", d)
+	}
+	return d, nil
 }
 
 // EffectiveDriver is Driver, or sqlite when unset.
@@ -67,6 +97,12 @@ func (c Config) Validate() error {
 		if c.URL != "" {
 			return core.FieldErrorf("url", "only used when driver is postgres; the sqlite store lives in the state directory")
 		}
+	}
+	if _, err := c.LeaseDuration(); err != nil {
+		return core.FieldErrorf("leaseTtl", err.Error(), "; give a duration such as 10s")
+	}
+	if len(c.Instance) > 200 || strings.ContainsAny(c.Instance, " \t\n/") {
+		return core.FieldErrorf("instance", strconv.Quote(c.Instance), ": use up to 200 characters without spaces or slashes, e.g. node-1")
 	}
 	return nil
 }
