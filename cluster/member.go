@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -86,7 +87,12 @@ type Member struct {
 type wanted struct {
 	name   string
 	holder Holder
-	held   store.Lease // Owner "" when not held
+
+	// op serializes the keeper's work on this lease with Unwant; the
+	// fields below are guarded by it (held also by Member.mu, for Leases).
+	op      sync.Mutex
+	removed bool
+	held    store.Lease // Owner "" when not held
 	// renewedAt is the local time the last successful acquire or renew
 	// started: the lease is surely ours until renewedAt+TTL.
 	renewedAt time.Time
@@ -123,15 +129,40 @@ func New(opts Options) *Member {
 // ID is this instance's owner name in leases and the registry.
 func (m *Member) ID() string { return m.id }
 
+// Store is the store the member keeps its leases in.
+func (m *Member) Store() Store { return m.opts.Store }
+
 // TTL is the lease length.
 func (m *Member) TTL() time.Duration { return m.opts.TTL }
 
 // Want asks the member to hold lease name whenever it can, running
-// holder's work while it does. Call it before Run.
+// holder's work while it does. It may be called before or during Run.
 func (m *Member) Want(name string, holder Holder) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.wanted = append(m.wanted, &wanted{name: name, holder: holder})
+}
+
+// Unwant stops wanting lease name: if it is held, its holder's work is
+// stopped (Lost) and the lease released at once, so another instance can
+// take it without waiting for expiry. It returns when done.
+func (m *Member) Unwant(ctx context.Context, name string) {
+	m.mu.Lock()
+	var w *wanted
+	if i := slices.IndexFunc(m.wanted, func(w *wanted) bool { return w.name == name }); i >= 0 {
+		w = m.wanted[i]
+		m.wanted = slices.Delete(m.wanted, i, i+1)
+	}
+	m.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.op.Lock()
+	defer w.op.Unlock()
+	w.removed = true
+	if w.held.Owner != "" {
+		m.lose(ctx, w, true)
+	}
 }
 
 // Register records the instance in the registry; Run does it too, but a
@@ -190,40 +221,50 @@ func (m *Member) keep(ctx context.Context) {
 	m.mu.Unlock()
 	ttl := m.opts.TTL
 	for _, w := range list {
-		start := m.opts.Now()
-		if w.held.Owner != "" {
-			// Renewed every tick, not only when due: a take-over (an
-			// expiry a paused process slept through) is noticed within
-			// one Interval. Connection leases are few.
-			l, ok, err := m.opts.Store.RenewLease(ctx, w.held, ttl)
-			switch {
-			case err == nil && ok:
-				m.setHeld(w, l, start)
-			case err == nil:
-				m.log.Info("cluster: lease taken over", "lease", w.name, "by", l.Owner)
-				m.lose(ctx, w, false)
-			case m.opts.Now().After(w.renewedAt.Add(ttl * 2 / 3)):
-				// Another instance may take it a third of TTL from now:
-				// stop first.
-				m.log.Warn("cluster: cannot renew a lease in time; giving it up", "lease", w.name, "err", err)
-				m.lose(ctx, w, false)
-			default:
-				m.log.Warn("cluster: lease renewal failed; retrying", "lease", w.name, "err", err)
-			}
-			continue
-		}
-		l, ok, err := m.opts.Store.AcquireLease(ctx, w.name, m.id, ttl)
-		if err != nil {
-			if ctx.Err() == nil {
-				m.log.Warn("cluster: lease acquisition failed", "lease", w.name, "err", err)
-			}
-			continue
-		}
-		if ok {
+		m.keepOne(ctx, w, ttl)
+	}
+}
+
+// keepOne renews w or tries for it.
+func (m *Member) keepOne(ctx context.Context, w *wanted, ttl time.Duration) {
+	w.op.Lock()
+	defer w.op.Unlock()
+	if w.removed {
+		return
+	}
+	start := m.opts.Now()
+	if w.held.Owner != "" {
+		// Renewed every tick, not only when due: a take-over (an
+		// expiry a paused process slept through) is noticed within
+		// one Interval. Connection leases are few.
+		l, ok, err := m.opts.Store.RenewLease(ctx, w.held, ttl)
+		switch {
+		case err == nil && ok:
 			m.setHeld(w, l, start)
-			m.log.Info("cluster: lease acquired", "lease", w.name, "fence", l.Fence)
-			w.holder.Acquired(l)
+		case err == nil:
+			m.log.Info("cluster: lease taken over", "lease", w.name, "by", l.Owner)
+			m.lose(ctx, w, false)
+		case m.opts.Now().After(w.renewedAt.Add(ttl * 2 / 3)):
+			// Another instance may take it a third of TTL from now:
+			// stop first.
+			m.log.Warn("cluster: cannot renew a lease in time; giving it up", "lease", w.name, "err", err)
+			m.lose(ctx, w, false)
+		default:
+			m.log.Warn("cluster: lease renewal failed; retrying", "lease", w.name, "err", err)
 		}
+		return
+	}
+	l, ok, err := m.opts.Store.AcquireLease(ctx, w.name, m.id, ttl)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("cluster: lease acquisition failed", "lease", w.name, "err", err)
+		}
+		return
+	}
+	if ok {
+		m.setHeld(w, l, start)
+		m.log.Info("cluster: lease acquired", "lease", w.name, "fence", l.Fence)
+		w.holder.Acquired(l)
 	}
 }
 
@@ -233,7 +274,8 @@ func (m *Member) setHeld(w *wanted, l store.Lease, at time.Time) {
 	m.mu.Unlock()
 }
 
-// lose stops w's work and, when release, gives its lease up.
+// lose stops w's work and, when release, gives its lease up. w.op is
+// held.
 func (m *Member) lose(ctx context.Context, w *wanted, release bool) {
 	w.holder.Lost(ctx)
 	m.mu.Lock()
@@ -256,9 +298,11 @@ func (m *Member) drain(ctx context.Context) {
 	list := append([]*wanted(nil), m.wanted...)
 	m.mu.Unlock()
 	for _, w := range list {
+		w.op.Lock()
 		if w.held.Owner != "" {
 			m.lose(ctx, w, true)
 		}
+		w.op.Unlock()
 	}
 	in := store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info, StoppedAt: m.opts.Now().UnixMilli()}
 	if _, err := m.opts.Store.PutInstance(ctx, in); err != nil {

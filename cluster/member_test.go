@@ -278,3 +278,21 @@ func TestATakenOverLeaseStopsTheWork(t *testing.T) {
 		t.Fatalf("a still lists %+v", a.Leases())
 	}
 }
+
+func TestUnwantStopsTheWorkAndReleasesAtOnce(t *testing.T) {
+	stores := openStores(t, 2)
+	w := newWork()
+	const name = "conn:chan-a/default"
+	a := startMember(t, stores[0], name, w, time.Hour)
+	w.waitRunner(t, "")
+	b := startMember(t, stores[1], name, w, time.Hour)
+	a.Unwant(t.Context(), name)
+	if got := w.waitRunner(t, a.ID()); got != b.ID() {
+		t.Fatalf("after Unwant the runner is %s, want %s", got, b.ID())
+	}
+	w.checkNoOverlap(t)
+	if len(a.Leases()) != 0 {
+		t.Fatalf("a still holds %+v", a.Leases())
+	}
+	a.Unwant(t.Context(), name) // again: nothing to do
+}

@@ -35,7 +35,7 @@ func (r *Runner) RunOnce(ctx context.Context, trigger string) Event {
 		r.log.Warn("could not persist the heartbeat state", "err", err)
 	}
 	if ev.Status == StatusFailed {
-		r.log.Warn("heartbeat failed", "agent", r.opts.AgentID, "reason", ev.Reason)
+		r.log.Warn("heartbeat failed", "agent", r.opts.AgentID, "reason", ev.Reason, "trigger", trigger)
 	} else {
 		r.log.Debug("heartbeat", "agent", r.opts.AgentID, "status", ev.Status, "reason", ev.Reason)
 	}

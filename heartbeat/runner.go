@@ -53,6 +53,11 @@ type Options struct {
 	Clock queue.Clock
 	// Logger receives the runner's logs; nil discards them.
 	Logger *slog.Logger
+	// Claim, when set, is asked before each scheduled heartbeat whether
+	// this instance runs the one due at due: instances sharing a store
+	// give it to exactly one of them. False skips the beat here, with no
+	// event. Called on the timer's goroutine; it may do IO.
+	Claim func(ctx context.Context, due time.Time) bool
 }
 
 // Deps are the runner's collaborators.
@@ -225,7 +230,8 @@ func (r *Runner) armLocked() {
 		return
 	}
 	now := r.clock.Now()
-	r.tick = r.clock.AfterFunc(NextDue(now, r.interval, r.phase).Sub(now), func() {
+	due := NextDue(now, r.interval, r.phase)
+	r.tick = r.clock.AfterFunc(due.Sub(now), func() {
 		r.mu.Lock()
 		if r.stopped {
 			r.mu.Unlock()
@@ -235,6 +241,10 @@ func (r *Runner) armLocked() {
 		r.armLocked()
 		r.mu.Unlock()
 		defer r.bg.Done()
+		if r.opts.Claim != nil && !r.opts.Claim(r.ctx, due) {
+			r.log.Debug("heartbeat due on another instance", "due", due)
+			return
+		}
 		r.RunOnce(r.ctx, "interval")
 	})
 }

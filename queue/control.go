@@ -21,6 +21,10 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	for _, s := range d.sessions {
 		s.stopTimersLocked()
 	}
+	for key, t := range d.adoptTimers {
+		t.Stop()
+		delete(d.adoptTimers, key)
+	}
 	d.mu.Unlock()
 
 	done := make(chan struct{})

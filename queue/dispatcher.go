@@ -140,6 +140,10 @@ type Deps struct {
 	// owner's running turn: it waits for the next one. Nil means no sender
 	// is an owner.
 	IsOwner func(core.Inbound) bool
+	// Leases, when set, makes this dispatcher one of a cluster's: a
+	// session runs here only while this instance holds its lease, and
+	// the run's journal writes are fenced on it. Nil: one instance.
+	Leases SessionLeases
 }
 
 // Disposition says what Submit did with a message.
@@ -243,6 +247,12 @@ type Dispatcher struct {
 	sessions  map[core.SessionKey]*session
 	overrides map[core.SessionKey]Override
 	runs      map[*run]struct{}
+	// adoptTimers retry sessions another instance held (Deps.Leases).
+	adoptTimers map[core.SessionKey]Timer
+
+	adoptMu  sync.Mutex // one Adopt at a time
+	finMu    sync.Mutex // guards finished; taken after mu, never before
+	finished finishedIDs
 }
 
 // New builds a dispatcher. It does no IO; Start loads its state.
@@ -274,7 +284,7 @@ func New(opts Options, deps Deps) (*Dispatcher, error) {
 	for name, n := range slots {
 		lanes[name] = newLane(name, n)
 	}
-	return &Dispatcher{
+	d := &Dispatcher{
 		opts: opts, deps: deps, log: opts.Logger, clock: opts.Clock,
 		commit:    newCommitter(deps.Journal),
 		lanes:     lanes,
@@ -284,7 +294,11 @@ func New(opts Options, deps Deps) (*Dispatcher, error) {
 		sessions:  map[core.SessionKey]*session{},
 		overrides: map[core.SessionKey]Override{},
 		runs:      map[*run]struct{}{},
-	}, nil
+
+		adoptTimers: map[core.SessionKey]Timer{},
+	}
+	d.commit.onSend = d.noteFinished
+	return d, nil
 }
 
 // record is what the journal keeps of a message: the inbound plus how it

@@ -178,6 +178,7 @@ type harnessOptions struct {
 	noStart       bool
 	observers     []Observer
 	isOwner       func(core.Inbound) bool
+	leases        func(st *store.SQLite) SessionLeases
 }
 
 func newHarness(t *testing.T, o harnessOptions) *harness {
@@ -218,7 +219,11 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	if qc.Mode == "" {
 		qc = mergeConfig(DefaultConfig(), qc)
 	}
-	h.d, err = New(Options{Config: qc, Clock: h.clock, Lanes: o.lanes}, Deps{Runner: h.runner, Journal: st, Deliverer: h.rec, Observers: o.observers, IsOwner: o.isOwner})
+	var leases SessionLeases
+	if o.leases != nil {
+		leases = o.leases(st)
+	}
+	h.d, err = New(Options{Config: qc, Clock: h.clock, Lanes: o.lanes}, Deps{Runner: h.runner, Journal: st, Deliverer: h.rec, Observers: o.observers, IsOwner: o.isOwner, Leases: leases})
 	if err != nil {
 		t.Fatal(err)
 	}

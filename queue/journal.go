@@ -45,6 +45,8 @@ type committer struct {
 	j    Journal
 	reqs chan *commitReq
 	done chan struct{}
+	// onSend sees each batch as it is queued; nil: nothing does.
+	onSend func(*store.JournalBatch)
 
 	closeOnce sync.Once
 	mu        sync.Mutex // guards closed against sends after close
@@ -82,6 +84,9 @@ func (c *committer) applyAsync(b store.JournalBatch) {
 }
 
 func (c *committer) send(ctx context.Context, req *commitReq) error {
+	if c.onSend != nil {
+		c.onSend(&req.batch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -39,8 +39,11 @@ type run struct {
 	lane     *lane
 	// noDeliver: the replies go to the Observers only (SubmitOptions).
 	noDeliver bool
-	ctx       context.Context
-	cancel    context.CancelCauseFunc
+	// fence is the session lease the run holds (Deps.Leases); its
+	// outcome is written only while the lease holds.
+	fence  store.Fence
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // steeredItem pairs a steered message with the pointer the runner got.
@@ -195,6 +198,12 @@ func (d *Dispatcher) execute(s *session, r *run) {
 	// message a second per Telegram chat) does not hold up other sessions.
 	release := sync.OnceFunc(r.lane.release)
 	defer release()
+	if ok, err := d.leaseRun(s, r); err != nil {
+		d.afterRun(s, r, nil, err)
+		return
+	} else if !ok {
+		return // handed to the instance that holds the session
+	}
 
 	r.turn.SystemEvents = d.events.Drain(r.key)
 	for _, ev := range r.turn.SystemEvents {
@@ -271,13 +280,24 @@ func (d *Dispatcher) complete(r *run, res *agent.Result) {
 	if len(ids) > 0 {
 		raw, err := json.Marshal(delivery)
 		if err == nil {
-			_, err = d.commit.apply(context.WithoutCancel(r.ctx), store.JournalBatch{Complete: []store.Completion{{
+			b := store.JournalBatch{Complete: []store.Completion{{
 				IDs: ids,
 				Outcome: store.RunOutcome{
 					RunID: r.id, SessionKey: r.key, Delivery: raw,
 					Delivered: len(res.Replies) == 0 || r.noDeliver, CreatedAt: d.clock.Now().UnixMilli(),
 				},
-			}}})
+			}}}
+			if r.fence.Name != "" {
+				b.Fences = []store.Fence{r.fence}
+			}
+			_, err = d.commit.apply(context.WithoutCancel(r.ctx), b)
+		}
+		if errors.Is(err, store.ErrFenced) {
+			// Another instance took the session over while this turn ran:
+			// its answer is not ours to give. The messages are still
+			// pending; the new holder runs them.
+			d.log.Warn("session taken over by another instance during a turn; its answer is dropped", "run", r.id, "session", r.key, "err", err)
+			return
 		}
 		if err != nil {
 			// The answer still goes out; a restart may answer these entries

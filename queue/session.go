@@ -30,6 +30,11 @@ type session struct {
 	forceIndividual bool
 	// failures counts consecutive runs that failed to run at all.
 	failures int
+	// ids are the journal entries the session took up (Deps.Leases only),
+	// so Adopt does not take one up twice.
+	ids map[int64]struct{}
+	// leased: this instance holds the session's lease (Deps.Leases).
+	leased bool
 }
 
 // overflowState is the cap's dropped items: their journal ids (completed
@@ -69,6 +74,10 @@ func (d *Dispatcher) sessionLocked(key core.SessionKey) *session {
 func (d *Dispatcher) evictLocked(s *session) {
 	if s.idle() && d.sessions[s.key] == s {
 		delete(d.sessions, s.key)
+		if s.leased {
+			s.leased = false
+			d.deps.Leases.Release(s.key)
+		}
 	}
 }
 

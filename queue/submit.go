@@ -114,6 +114,18 @@ func (d *Dispatcher) accept(it *item, fresh bool) Receipt {
 		return Receipt{Disposition: Queued} // journaled; replays at the next start
 	}
 	s := d.sessionLocked(key)
+	if it.id != 0 && d.deps.Leases != nil {
+		// Adopt and Submit may both reach an entry; the first takes it.
+		if s.has(it.id) || d.isFinished(it.id) {
+			d.evictLocked(s)
+			d.mu.Unlock()
+			return Receipt{Disposition: Duplicate}
+		}
+		if s.ids == nil {
+			s.ids = map[int64]struct{}{}
+		}
+		s.ids[it.id] = struct{}{}
+	}
 	heartbeat := it.rec.Inbound.Kind == core.InboundHeartbeat
 	if s.active == nil && len(s.items) == 0 && s.priority == nil && s.overflow.Dropped == 0 {
 		r := d.startRunLocked(s, []*item{it}, nil)

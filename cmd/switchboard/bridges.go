@@ -86,7 +86,11 @@ type enabledBridge struct {
 // gateway (intake starts last and stops first), when any bridge is
 // enabled. The router holds replies for those channels from now on, so
 // the replies a restart interrupted wait for their bridge.
-func wireBridges(d *daemon, cfg *config.Config, w wiring, h *bridgeHost, st func() store.Full, disp func() *queue.Dispatcher, log *slog.Logger) {
+//
+// With several instances (ch has a member), a bridge whose connection is
+// unique (Descriptor.Exclusive) waits in standby until this instance holds
+// its lease, and its lease is released as soon as the bridges stop.
+func wireBridges(d *daemon, cfg *config.Config, w wiring, h *bridgeHost, ch *clusterHost, st func() store.Full, disp func() *queue.Dispatcher, log *slog.Logger) {
 	enabled := h.enabled(cfg)
 	if len(enabled) == 0 {
 		return
@@ -96,11 +100,18 @@ func wireBridges(d *daemon, cfg *config.Config, w wiring, h *bridgeHost, st func
 	}
 	d.add("bridges",
 		func(ctx context.Context) error {
+			var standby func(bridges.Descriptor, bridges.Section) bool
+			if ch.member != nil {
+				standby = func(desc bridges.Descriptor, sec bridges.Section) bool {
+					return desc.Exclusive != nil && desc.Exclusive(sec)
+				}
+			}
 			sup := channels.NewSupervisor(channels.SupervisorOptions{
 				Log: log,
 				OnState: func(s bridges.Status) {
 					d.setState(channelStateKey(s.Channel, s.AccountID), string(s.State))
 				},
+				Standby: standby,
 			}, channels.SupervisorDeps{
 				Router: h.router, Dispatch: channels.QueueDispatcher{D: disp()}, Pairing: st(),
 				AckReaction: cfg.Messages.AckReaction, AckScope: cfg.Messages.AckReactionScope,
@@ -115,9 +126,23 @@ func wireBridges(d *daemon, cfg *config.Config, w wiring, h *bridgeHost, st func
 				}
 			}
 			h.sup.Store(sup)
-			return sup.Start(ctx)
+			if err := sup.Start(ctx); err != nil {
+				return err
+			}
+			if ch.member != nil {
+				for _, ref := range sup.StandbyBridges() {
+					ch.member.Want(connLease(ref), bridgeLease{sup: sup, ref: ref, log: log})
+				}
+			}
+			return nil
 		},
 		func(ctx context.Context) error {
+			if sup := h.sup.Load(); sup != nil && ch.member != nil {
+				// Handed over at once, not left to expire.
+				for _, ref := range sup.StandbyBridges() {
+					ch.member.Unwant(ctx, connLease(ref))
+				}
+			}
 			if sup := h.sup.Load(); sup != nil {
 				return sup.Stop(ctx)
 			}

@@ -60,6 +60,7 @@ func (c *cli) commands() []*command {
 		cronRemoveCommand(),
 		cronRunCommand(),
 		cronRunsCommand(),
+		clusterStatusCommand(),
 		versionCommand(),
 	}, linkCommands(c.registry())...)
 }

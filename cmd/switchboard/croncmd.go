@@ -514,7 +514,12 @@ func (c *cli) cron(ctx context.Context, g *globalFlags, fn func(context.Context,
 // variable to the default), so flags given before the argument keep their
 // values. It returns the positional arguments, or a usage exit code.
 func (c *cli) cronTrailingFlags(name string, g *globalFlags, register func(*flag.FlagSet), args []string) ([]string, int) {
-	fs := flag.NewFlagSet("switchboard cron "+name, flag.ContinueOnError)
+	return c.trailingFlags("cron "+name, g, register, args)
+}
+
+// trailingFlags is cronTrailingFlags for any command ("cluster status").
+func (c *cli) trailingFlags(name string, g *globalFlags, register func(*flag.FlagSet), args []string) ([]string, int) {
+	fs := flag.NewFlagSet("switchboard "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	saved := *g
 	g.register(fs)
@@ -535,9 +540,9 @@ func (c *cli) cronTrailingFlags(name string, g *globalFlags, register func(*flag
 		}
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(c.stderr, "switchboard cron %s: see \"switchboard cron %s --help\"\n", name, name)
+				fmt.Fprintf(c.stderr, "switchboard %s: see \"switchboard %s --help\"\n", name, name)
 			} else {
-				fmt.Fprintf(c.stderr, "switchboard cron %s: %v (see \"switchboard cron %s --help\")\n", name, err, name)
+				fmt.Fprintf(c.stderr, "switchboard %s: %v (see \"switchboard %s --help\")\n", name, err, name)
 			}
 			return nil, exitUsage
 		}

@@ -134,6 +134,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		},
 		func(context.Context) error { return st.Close() },
 	)
+	ch := wireCluster(d, cfg, func() store.Full { return st }, log.With("component", "cluster"))
 	// Journal, dedupe and ledger pruning, whatever bridges run; it stops
 	// before the store closes.
 	var maint *store.Maintenance
@@ -188,13 +189,15 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				Journal:   st,
 				Deliverer: deliver,
 				Observers: []queue.Observer{gw, bh.typing},
+				Leases:    ch.leases(),
 			})
 			if err != nil {
 				return err
 			}
+			ch.disp.Store(disp)
 			hb, err = newHeartbeat(cfg, w, heartbeat.Deps{
 				Dispatcher: disp, Deliverer: deliver, Sessions: st, State: st, OnEvent: gw.PublishHeartbeat, Targets: reg,
-			}, log)
+			}, ch.heartbeatClaim(cfg), log)
 			if err != nil {
 				return err
 			}
@@ -247,7 +250,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	)
 
 	d.add("gateway", gw.Start, gw.Stop)
-	wireBridges(d, cfg, w, bh, func() store.Full { return st }, func() *queue.Dispatcher { return disp }, log.With("component", "bridges"))
+	wireBridges(d, cfg, w, bh, ch, func() store.Full { return st }, func() *queue.Dispatcher { return disp }, log.With("component", "bridges"))
 }
 
 // gatewayBackend is what the gateway's methods act on.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -107,8 +108,9 @@ func agentHeartbeat(cfg *config.Config) core.HeartbeatConfig {
 
 // newHeartbeat builds the default agent's heartbeat runner. Its phase seed
 // is the state directory, so installs spread differently but one install
-// keeps its schedule across restarts.
-func newHeartbeat(cfg *config.Config, w wiring, deps heartbeat.Deps, log *slog.Logger) (*heartbeat.Runner, error) {
+// keeps its schedule across restarts; instances of a cluster share one
+// phase and claim each beat (claim), so it runs once.
+func newHeartbeat(cfg *config.Config, w wiring, deps heartbeat.Deps, claim func(context.Context, time.Time) bool, log *slog.Logger) (*heartbeat.Runner, error) {
 	workspace, err := cfg.ResolveWorkspace(w.stateDir, w.home)
 	if err != nil {
 		return nil, err
@@ -117,9 +119,14 @@ func newHeartbeat(cfg *config.Config, w wiring, deps heartbeat.Deps, log *slog.L
 	if err != nil {
 		return nil, err
 	}
+	seed := w.stateDir
+	if claim != nil {
+		seed = "cluster"
+	}
 	return heartbeat.New(heartbeat.Options{
+		Claim:        claim,
 		Config:       agentHeartbeat(cfg),
-		Seed:         w.stateDir,
+		Seed:         seed,
 		Workspace:    os.DirFS(workspace),
 		UserLocation: loc,
 		Clock:        w.clock,

@@ -58,7 +58,10 @@ var allowedImports = map[string]map[string]string{
 		"core":  "the suites build core's sessions and inbound messages",
 		"store": "the conformance suites assert package store's interfaces",
 	},
-	"cluster":            {"store": "leases and the instance registry are kept in the store"},
+	"cluster": {
+		"core":  "session leases are named by core.SessionKey",
+		"store": "leases and the instance registry are kept in the store",
+	},
 	"internal/arch":      {},
 	"e2e":                {},
 	"bridges/markup":     {},

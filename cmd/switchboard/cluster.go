@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/channels"
+	"github.com/switchboardhq/switchboard/cluster"
+	"github.com/switchboardhq/switchboard/config"
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/queue"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// clusterHost is the daemon's membership of a cluster: with store.driver
+// postgres it registers the instance and keeps the leases of the unique
+// platform connections; with sqlite (one instance) it is idle.
+type clusterHost struct {
+	member   *cluster.Member   // nil with sqlite
+	sessions *cluster.Sessions // nil with sqlite
+	// disp is the dispatcher sessions are adopted into, once it exists.
+	disp atomic.Pointer[queue.Dispatcher]
+}
+
+// leases is the dispatcher's Deps.Leases: nil with one instance.
+func (h *clusterHost) leases() queue.SessionLeases {
+	if h.sessions == nil {
+		return nil
+	}
+	return h.sessions
+}
+
+// adopt takes a session's pending messages up into the dispatcher.
+func (h *clusterHost) adopt(ctx context.Context, key core.SessionKey) error {
+	if d := h.disp.Load(); d != nil {
+		return d.Adopt(ctx, key)
+	}
+	return nil
+}
+
+// wireCluster adds the cluster component, right after the store: it
+// stops (drains: work stopped, leases released) just before the store
+// closes.
+func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, log *slog.Logger) *clusterHost {
+	h := &clusterHost{}
+	if cfg.Store.EffectiveDriver() != store.DriverPostgres {
+		return h
+	}
+	d.add("cluster",
+		func(ctx context.Context) error {
+			ttl, err := cfg.Store.LeaseDuration()
+			if err != nil {
+				return err
+			}
+			info, _ := json.Marshal(map[string]any{
+				"version": version, "pid": os.Getpid(), "gateway": gatewayURL(cfg.Gateway),
+			})
+			m := cluster.New(cluster.Options{Store: st(), Name: cfg.Store.Instance, TTL: ttl, Info: info, Log: log})
+			if err := m.Register(ctx); err != nil {
+				return err
+			}
+			h.member = m
+			var bus cluster.Bus
+			if b, ok := st().(cluster.Bus); ok {
+				bus = b
+			}
+			h.sessions = cluster.NewSessions(m, bus, h.adopt)
+			if err := h.sessions.Start(ctx); err != nil {
+				return err
+			}
+			go m.Run(context.WithoutCancel(ctx))
+			log.Info("joined the cluster", "instance", m.ID(), "leaseTtl", ttl)
+			return nil
+		},
+		func(ctx context.Context) error {
+			if h.member == nil {
+				return nil
+			}
+			// The dispatcher has stopped: sessions with work left go to
+			// the other instances at once.
+			h.sessions.Stop(ctx)
+			return h.member.Drain(ctx)
+		},
+	)
+	return h
+}
+
+// heartbeatClaim gives each scheduled heartbeat to one instance: the
+// first to take the lease "heartbeat:<agent>" for half an interval. nil
+// with one instance.
+func (h *clusterHost) heartbeatClaim(cfg *config.Config) func(context.Context, time.Time) bool {
+	if h.member == nil {
+		return nil
+	}
+	every, err := agentHeartbeat(cfg).Interval()
+	if err != nil || every <= 0 {
+		return nil
+	}
+	name := "heartbeat:" + core.DefaultAgentID
+	return func(ctx context.Context, _ time.Time) bool {
+		_, ok, err := h.member.Store().AcquireLease(ctx, name, h.member.ID(), every/2)
+		return err == nil && ok
+	}
+}
+
+// connLease names the lease of a bridge's connection.
+func connLease(ref channels.BridgeRef) string {
+	return "conn:" + ref.Channel + "/" + ref.AccountID
+}
+
+// bridgeLease runs a standby bridge while its instance holds the lease.
+type bridgeLease struct {
+	sup *channels.Supervisor
+	ref channels.BridgeRef
+	log *slog.Logger
+}
+
+// Acquired implements cluster.Holder: the bridge starts.
+func (b bridgeLease) Acquired(store.Lease) {
+	if err := b.sup.StartBridge(b.ref.Channel, b.ref.AccountID); err != nil {
+		b.log.Warn("cannot start a bridge whose lease this instance won", "channel", b.ref.Channel, "err", err)
+	}
+}
+
+// Lost implements cluster.Holder: the bridge goes back to standby.
+func (b bridgeLease) Lost(ctx context.Context) {
+	if err := b.sup.StandbyBridge(ctx, b.ref.Channel, b.ref.AccountID); err != nil {
+		b.log.Warn("a bridge whose lease was lost did not stop", "channel", b.ref.Channel, "err", err)
+	}
+}

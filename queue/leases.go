@@ -1,0 +1,247 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/store"
+)
+
+// SessionLeases decides which instance of a cluster runs a session's
+// turns; cluster.Sessions implements it over the store's leases. With
+// Deps.Leases nil (one instance), every session runs here.
+//
+// The dispatcher asks for the lease when a run gets its lane slot, holds it
+// while the session has work here, and releases it when the session goes
+// idle. A message accepted here for a session another instance runs is
+// already in the journal: the dispatcher forgets it, Forwards the session
+// so the holder adopts it (Dispatcher.Adopt), and, should the holder die,
+// adopts it itself once the lease has expired.
+type SessionLeases interface {
+	// Acquire takes the lease on key for this instance, or extends it if
+	// held already; one store round trip, bounded by ctx, safe from any
+	// goroutine. ok false: another instance holds it, and the returned
+	// lease is theirs (its ExpiresAt says when to try again).
+	Acquire(ctx context.Context, key core.SessionKey) (l store.Lease, ok bool, err error)
+	// Release gives the lease on key up; called with the dispatcher's lock
+	// held, so it must not block (the store write happens in the
+	// background, ordered before a later Acquire of the same key).
+	Release(key core.SessionKey)
+	// Forward tells the instance holding key's lease that messages for the
+	// session were accepted here; it must not block.
+	Forward(key core.SessionKey)
+}
+
+// finishedIDs remembers the journal entries this dispatcher finished
+// (completed or dropped) most recently, so that Adopt, whose read of the
+// pending journal may be a moment old, does not take one of them up again.
+// A ring: entries older than its size are long out of the pending journal.
+type finishedIDs struct {
+	ring []int64
+	next int
+	set  map[int64]struct{}
+}
+
+const finishedRing = 8192
+
+func (f *finishedIDs) add(ids ...int64) {
+	if f.set == nil {
+		f.ring, f.set = make([]int64, finishedRing), make(map[int64]struct{}, finishedRing)
+	}
+	for _, id := range ids {
+		if _, ok := f.set[id]; ok || id == 0 {
+			continue
+		}
+		if old := f.ring[f.next]; old != 0 {
+			delete(f.set, old)
+		}
+		f.ring[f.next] = id
+		f.set[id] = struct{}{}
+		f.next = (f.next + 1) % finishedRing
+	}
+}
+
+func (f *finishedIDs) has(id int64) bool {
+	_, ok := f.set[id]
+	return ok
+}
+
+// noteFinished records the entries a journal batch finishes. Called when
+// the batch is handed to the writer, before the items leave memory.
+func (d *Dispatcher) noteFinished(b *store.JournalBatch) {
+	if d.deps.Leases == nil || (len(b.Complete) == 0 && len(b.Dropped) == 0) {
+		return
+	}
+	d.finMu.Lock()
+	defer d.finMu.Unlock()
+	for _, c := range b.Complete {
+		d.finished.add(c.IDs...)
+	}
+	for _, m := range b.Dropped {
+		d.finished.add(m.IDs...)
+	}
+}
+
+func (d *Dispatcher) isFinished(id int64) bool {
+	d.finMu.Lock()
+	defer d.finMu.Unlock()
+	return d.finished.has(id)
+}
+
+// leaseRun takes the session's lease for r, reporting whether r may run
+// here. When another instance holds it, r and the session's other
+// journaled messages are handed to that instance (yield).
+func (d *Dispatcher) leaseRun(s *session, r *run) (bool, error) {
+	if d.deps.Leases == nil {
+		return true, nil
+	}
+	l, ok, err := d.deps.Leases.Acquire(r.ctx, r.key)
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		r.fence = store.Fence{Name: l.Name, Fence: l.Fence}
+		d.mu.Lock()
+		s.leased = true
+		d.mu.Unlock()
+		return true, nil
+	}
+	d.yield(s, r, time.UnixMilli(l.ExpiresAt))
+	return false, nil
+}
+
+// yield gives up run r, which did not start: another instance holds the
+// session's lease. Its journaled messages, and those queued behind it, are
+// forgotten here (the holder adopts them from the journal); messages that
+// are not journaled (a heartbeat) wait here. The session is adopted again
+// here once the holder's lease, as last seen, has expired.
+func (d *Dispatcher) yield(s *session, r *run, retryAt time.Time) {
+	r.cancel(nil)
+	d.mu.Lock()
+	delete(d.runs, r)
+	s.active = nil
+	var keep []*item
+	forget := func(items []*item) {
+		for _, it := range items {
+			if it == nil {
+				continue
+			}
+			if it.id == 0 {
+				keep = append(keep, it)
+				continue
+			}
+			delete(s.ids, it.id)
+		}
+	}
+	forget(r.items)
+	for _, st := range r.steered {
+		forget([]*item{st.it})
+	}
+	forget(s.items)
+	forget([]*item{s.priority})
+	for _, id := range append(r.overflow.ids, s.overflow.ids...) {
+		delete(s.ids, id)
+	}
+	s.items, s.priority, s.overflow = keep, nil, overflowState{}
+	s.stopTimersLocked()
+	d.scheduleAdoptLocked(r.key, retryAt)
+	d.evictLocked(s)
+	d.mu.Unlock()
+	d.log.Debug("session runs on another instance; handed over", "session", r.key)
+	d.deps.Leases.Forward(r.key)
+}
+
+// minAdoptRetry and maxAdoptRetry bound the wait before trying again for a
+// session another instance held.
+const (
+	minAdoptRetry = 100 * time.Millisecond
+	maxAdoptRetry = time.Minute
+)
+
+// scheduleAdoptLocked arranges an Adopt of key at retryAt (just after the
+// other instance's lease would expire). d.mu is held.
+func (d *Dispatcher) scheduleAdoptLocked(key core.SessionKey, retryAt time.Time) {
+	if d.stopping {
+		return
+	}
+	wait := min(max(retryAt.Sub(d.clock.Now())+minAdoptRetry, minAdoptRetry), maxAdoptRetry)
+	if t := d.adoptTimers[key]; t != nil {
+		t.Stop()
+	}
+	d.adoptTimers[key] = d.clock.AfterFunc(wait, func() {
+		d.mu.Lock()
+		delete(d.adoptTimers, key)
+		stopping := d.stopping
+		d.mu.Unlock()
+		if !stopping {
+			if err := d.Adopt(d.baseCtx, key); err != nil && !errors.Is(err, context.Canceled) {
+				d.log.Warn("could not adopt a session's pending messages; retrying", "session", key, "err", err)
+				d.mu.Lock()
+				d.scheduleAdoptLocked(key, d.clock.Now().Add(time.Second))
+				d.mu.Unlock()
+			}
+		}
+	})
+}
+
+// Adopt takes up the session's messages that are pending in the journal
+// and not handled here yet: those another instance accepted and forwarded,
+// or left when it died or drained. Each is placed as if just submitted, so
+// its queue mode applies to the run going on here (steer, collect,
+// followup, interrupt). With nothing to adopt, Adopt starts the session's
+// local queue if it waits. Safe from any goroutine; it reads the journal.
+func (d *Dispatcher) Adopt(ctx context.Context, key core.SessionKey) error {
+	d.adoptMu.Lock()
+	defer d.adoptMu.Unlock()
+	pending, err := d.deps.Journal.PendingJournal(ctx)
+	if err != nil {
+		return err
+	}
+	var fresh []*item
+	d.mu.Lock()
+	if d.stopping || !d.started {
+		d.mu.Unlock()
+		return nil
+	}
+	s := d.sessions[key]
+	for _, e := range pending {
+		if e.SessionKey != key || (s != nil && s.has(e.ID)) {
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal(e.Inbound, &rec); err != nil {
+			continue // the instance that accepted it reports it at its next start
+		}
+		fresh = append(fresh, &item{id: e.ID, rec: rec, queuedAt: d.clock.Now()})
+	}
+	d.mu.Unlock()
+	n := 0
+	for _, it := range fresh {
+		if d.isFinished(it.id) {
+			continue
+		}
+		it.settings = d.settings(&it.rec)
+		if d.accept(it, true).Disposition != Duplicate {
+			n++
+		}
+	}
+	if n > 0 {
+		d.log.Info("adopted messages accepted by another instance", "session", key, "count", n)
+		return nil
+	}
+	d.mu.Lock()
+	if s := d.sessions[key]; s != nil && s.active == nil && len(s.items) > 0 {
+		d.scheduleDrainLocked(s)
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+// has reports whether the session took up journal entry id.
+func (s *session) has(id int64) bool {
+	_, ok := s.ids[id]
+	return ok
+}
