@@ -61,6 +61,7 @@ func (c *cli) commands() []*command {
 		cronRunCommand(),
 		cronRunsCommand(),
 		clusterStatusCommand(),
+		transcriptsExportCommand(),
 		versionCommand(),
 	}, linkCommands(c.registry())...)
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
+	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/internal/pgtest"
@@ -81,5 +83,27 @@ func TestRunKeepsStateInPostgres(t *testing.T) {
 	stateDir := filepath.Join(filepath.Dir(d.cfg), "state")
 	if _, err := os.Stat(filepath.Join(stateDir, "state.db")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a SQLite state.db was made in postgres mode: %v", err)
+	}
+	// The transcript is in the database, not in the state directory, and
+	// transcripts export writes it in the files' JSONL form.
+	if files, _ := filepath.Glob(filepath.Join(stateDir, "agents", "*", "sessions", "*.jsonl")); len(files) != 0 {
+		t.Errorf("transcript files in postgres mode: %v", files)
+	}
+	out := t.TempDir()
+	tc := d.cli()
+	if code := tc.run("transcripts", "export", "--config", d.cfg, "--session", "main", "--out", out); code != exitOK {
+		t.Fatalf("transcripts export: exit %d: %s", code, tc.err.String())
+	}
+	e, _, _ := st.GetSession(ctx, "agent:main:main")
+	path, err := transcript.Path(out, "main", e.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := transcript.Read(path)
+	if err != nil || len(msgs) != 4 {
+		t.Fatalf("exported transcript %s: %d messages, %v; want both turns", path, len(msgs), err)
+	}
+	if u, ok := msgs[0].(*core.UserMessage); !ok || !strings.Contains(u.Text(), "first question") {
+		t.Errorf("exported first message = %#v", msgs[0])
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/switchboardhq/switchboard/core/llm"
 	"github.com/switchboardhq/switchboard/core/tools"
 	"github.com/switchboardhq/switchboard/core/tools/exectool"
+	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/heartbeat"
+	"github.com/switchboardhq/switchboard/store/postgres"
 )
 
 // runnerOptions is what newRunner needs besides the configuration.
@@ -57,20 +59,29 @@ func newRunner(cfg *config.Config, sessions core.SessionIndex, log *slog.Logger,
 	if err != nil {
 		return nil, nil, err
 	}
+	// With the database store, transcripts live there too, and no session
+	// is kept warm between turns: another instance may run its next turn.
+	var transcripts transcript.Store
+	cached := 0
+	if pg, ok := sessions.(*postgres.Store); ok {
+		transcripts, cached = pg.Transcripts(), -1
+	}
 	r, err := agent.New(agent.Config{
-		Model:     d.Model,
-		StateDir:  o.stateDir,
-		Workspace: os.DirFS(workspace),
-		Timeout:   secondsDuration(d.TimeoutSeconds),
-		Location:  loc,
+		MaxCachedSessions: cached,
+		Model:             d.Model,
+		StateDir:          o.stateDir,
+		Workspace:         os.DirFS(workspace),
+		Timeout:           secondsDuration(d.TimeoutSeconds),
+		Location:          loc,
 		Heartbeat: agent.HeartbeatConfig{
 			Enabled: hbEvery > 0, Prompt: hbCfg.Prompt, AckMaxChars: hbCfg.AckMaxChars,
 		},
 	}, agent.Deps{
-		Models:   router,
-		Tools:    exec,
-		Sessions: sessions,
-		Logger:   log.With("component", "agent"),
+		Models:      router,
+		Tools:       exec,
+		Sessions:    sessions,
+		Transcripts: transcripts,
+		Logger:      log.With("component", "agent"),
 	})
 	if err != nil {
 		closeTools()

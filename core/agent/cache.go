@@ -15,7 +15,7 @@ import (
 type cachedSession struct {
 	key   core.SessionKey
 	entry core.SessionEntry
-	file  *transcript.File
+	file  transcript.Log
 	elem  *list.Element
 }
 

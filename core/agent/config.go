@@ -102,6 +102,18 @@ type Deps struct {
 	NewID func() string
 	// Transcript configures transcript files (NoSync is for benchmarks).
 	Transcript transcript.Options
+	// Transcripts keeps the transcripts; nil means JSONL files in the
+	// state directory (transcript.Files with Transcript as options).
+	// store/postgres keeps them in the database for a cluster.
+	Transcripts transcript.Store
+}
+
+// transcripts is Transcripts or the files under stateDir.
+func (d Deps) transcripts(stateDir string) transcript.Store {
+	if d.Transcripts != nil {
+		return d.Transcripts
+	}
+	return transcript.Files{StateDir: stateDir, Options: d.Transcript}
 }
 
 func (c Config) withDefaults() Config {

@@ -182,7 +182,7 @@ type turnRun struct {
 	sink func(core.AgentEvent)
 
 	entry   core.SessionEntry
-	file    *transcript.File
+	file    transcript.Log
 	model   llm.ModelConfig
 	refs    []string
 	system  string
@@ -290,14 +290,14 @@ func (tr *turnRun) execute(ctx context.Context) (*Result, error) {
 	return tr.res, nil
 }
 
+// transcripts is where transcripts are kept: Deps.Transcripts, or files
+// in the state directory.
+func (tr *turnRun) transcripts() transcript.Store { return tr.deps.transcripts(tr.cfg.StateDir) }
+
 // openTranscript opens the session's current transcript, repairing it if a
 // crash left it torn.
 func (tr *turnRun) openTranscript(key core.SessionKey) error {
-	path, err := transcript.Path(tr.cfg.StateDir, tr.cfg.AgentID, tr.entry.SessionID)
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	f, report, err := transcript.Open(path, tr.deps.Transcript)
+	f, report, err := tr.transcripts().Open(context.Background(), tr.cfg.AgentID, tr.entry.SessionID)
 	if err != nil {
 		return fmt.Errorf("agent: open transcript: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/switchboardhq/switchboard/core"
-	"github.com/switchboardhq/switchboard/core/transcript"
 )
 
 // Session operations for the gateway (chat.history, sessions.*): each takes
@@ -19,11 +18,7 @@ func (r *Runner) History(ctx context.Context, key core.SessionKey) (core.Session
 	if err != nil || !ok {
 		return entry, nil, ok, err
 	}
-	path, err := transcript.Path(r.cfg.StateDir, r.cfg.AgentID, entry.SessionID)
-	if err != nil {
-		return entry, nil, true, fmt.Errorf("agent: %w", err)
-	}
-	msgs, err := transcript.Read(path)
+	msgs, err := r.deps.transcripts(r.cfg.StateDir).Read(ctx, r.cfg.AgentID, entry.SessionID)
 	return entry, msgs, true, err
 }
 

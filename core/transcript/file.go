@@ -326,25 +326,33 @@ func (f *File) Append(msgs ...core.Message) error {
 // LoadReport) share the old one's array. The bytes held are measured
 // again by encoding what is kept: a compaction is rare and keeps little.
 func (f *File) release() {
+	if kept, held, ok := releaseCompacted(f.msgs); ok {
+		f.msgs, f.held = kept, held
+	}
+}
+
+// releaseCompacted returns msgs with the messages before the latest
+// compaction entry's FirstKeptIndex set to nil, in a new slice, and the
+// bytes of the lines kept; ok is false when there is nothing to let go.
+func releaseCompacted(msgs []core.Message) (kept []core.Message, held int64, ok bool) {
 	k := -1
-	for i := len(f.msgs) - 1; i >= 0; i-- {
-		if e, ok := f.msgs[i].(*core.CompactionSummaryMessage); ok && e != nil {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if e, ok := msgs[i].(*core.CompactionSummaryMessage); ok && e != nil {
 			k = min(max(e.FirstKeptIndex, 0), i)
 			break
 		}
 	}
-	if k <= 0 || f.msgs[k-1] == nil {
-		return // nothing before the kept messages, or already let go
+	if k <= 0 || msgs[k-1] == nil {
+		return nil, 0, false // nothing before the kept messages, or already let go
 	}
-	kept := make([]core.Message, len(f.msgs), len(f.msgs)+len(f.msgs)/4)
-	copy(kept[k:], f.msgs[k:])
-	held := int64(0)
+	kept = make([]core.Message, len(msgs), len(msgs)+len(msgs)/4)
+	copy(kept[k:], msgs[k:])
 	for _, m := range kept[k:] {
 		if b, err := encodeMessage(m); err == nil {
 			held += int64(len(b)) + 1
 		}
 	}
-	f.msgs, f.held = kept, held
+	return kept, held, true
 }
 
 // failWrite handles a write that returned an error after writing n bytes.

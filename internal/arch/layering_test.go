@@ -51,12 +51,14 @@ var allowedImports = map[string]map[string]string{
 	"store":  {"core": "the store persists core's sessions and inbound messages"},
 	"store/postgres": {
 		"core":             "the store persists core's sessions and inbound messages",
+		"core/transcript":  "transcripts are kept in the database in postgres mode",
 		"store":            "it implements package store's interfaces and shares its migration loader and errors",
 		"store/migrations": "its schema is the postgres folder of the migrations",
 	},
 	"store/storetest": {
-		"core":  "the suites build core's sessions and inbound messages",
-		"store": "the conformance suites assert package store's interfaces",
+		"core":            "the suites build core's sessions and inbound messages",
+		"core/transcript": "the transcript suite asserts transcript.Store",
+		"store":           "the conformance suites assert package store's interfaces",
 	},
 	"cluster": {
 		"core":  "session leases are named by core.SessionKey",

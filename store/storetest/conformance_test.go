@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/internal/pgtest"
 	"github.com/switchboardhq/switchboard/store"
 	"github.com/switchboardhq/switchboard/store/postgres"
@@ -88,6 +89,14 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("Instances", func(t *testing.T) {
 				storetest.Instances(t, func(t *testing.T, now func() time.Time) store.Instances { return impl.open(t, now) })
+			})
+			t.Run("Transcripts", func(t *testing.T) {
+				storetest.Transcripts(t, func(t *testing.T) transcript.Store {
+					if pg, ok := impl.open(t, nil).(*postgres.Store); ok {
+						return pg.Transcripts()
+					}
+					return transcript.Files{StateDir: t.TempDir(), Options: transcript.Options{NoSync: true}}
+				})
 			})
 			t.Run("Journal", func(t *testing.T) {
 				storetest.Journal(t, func(t *testing.T, now func() time.Time) store.Journal { return impl.open(t, now) })
