@@ -277,11 +277,11 @@ func (m *Member) setHeld(w *wanted, l store.Lease, at time.Time) {
 // lose stops w's work and, when release, gives its lease up. w.op is
 // held.
 func (m *Member) lose(ctx context.Context, w *wanted, release bool) {
-	w.holder.Lost(ctx)
 	m.mu.Lock()
 	l := w.held
 	w.held = store.Lease{}
 	m.mu.Unlock()
+	w.holder.Lost(ctx)
 	if release {
 		if err := m.opts.Store.ReleaseLease(ctx, l); err != nil {
 			m.log.Warn("cluster: lease release failed; it will expire", "lease", w.name, "err", err)

@@ -24,10 +24,23 @@ var (
 )
 
 // RunStarted implements queue.Observer.
-func (s *Server) RunStarted(info queue.RunInfo) { s.runs.started(info) }
+func (s *Server) RunStarted(info queue.RunInfo) {
+	s.runs.started(info)
+	s.relayOut(relayMsg{Kind: "start", Info: info})
+}
 
 // RunEvent implements queue.Observer.
 func (s *Server) RunEvent(info queue.RunInfo, ev core.AgentEvent) {
+	s.runEvent(info, ev)
+	if s.relay != nil {
+		if rev, ok := relayEvent(ev); ok {
+			s.relayOut(relayMsg{Kind: "event", Info: info, Event: &rev})
+		}
+	}
+}
+
+// runEvent renders one event of a run, local or relayed.
+func (s *Server) runEvent(info queue.RunInfo, ev core.AgentEvent) {
 	if st := s.runs.get(info.RunID); st != nil {
 		st.do(func(r *events.Run) []events.Out { return r.Event(ev) })
 	}
@@ -43,6 +56,13 @@ func (s *Server) RunCompaction(info queue.RunInfo, ev agent.CompactionEvent) {
 // RunEnded implements queue.Observer.
 func (s *Server) RunEnded(info queue.RunInfo, res *agent.Result, err error) {
 	s.runs.ended(info, res, err)
+	if s.relay != nil {
+		m := relayMsg{Kind: "end", Info: info, Result: relayResultOf(res)}
+		if err != nil {
+			m.Err = err.Error()
+		}
+		s.relayOut(m)
+	}
 }
 
 // Deliver implements queue.Deliverer for the webchat route: a run's reply

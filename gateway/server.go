@@ -77,6 +77,7 @@ type Server struct {
 	methods map[string]method
 	dedupe  *dedupe
 	runs    *runTracker
+	relay   Relay // nil: one instance
 
 	backend atomic.Pointer[Backend]
 

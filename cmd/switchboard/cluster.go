@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/cluster"
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -22,6 +23,7 @@ import (
 type clusterHost struct {
 	member   *cluster.Member   // nil with sqlite
 	sessions *cluster.Sessions // nil with sqlite
+	relay    *cluster.Relay    // nil with sqlite
 	// disp is the dispatcher sessions are adopted into, once it exists.
 	disp atomic.Pointer[queue.Dispatcher]
 }
@@ -45,7 +47,9 @@ func (h *clusterHost) adopt(ctx context.Context, key core.SessionKey) error {
 // wireCluster adds the cluster component, right after the store: it
 // stops (drains: work stopped, leases released) just before the store
 // closes.
-func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, log *slog.Logger) *clusterHost {
+//
+// The gateway gw sees the runs of the other instances through the relay.
+func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gateway.Server, log *slog.Logger) *clusterHost {
 	h := &clusterHost{}
 	if cfg.Store.EffectiveDriver() != store.DriverPostgres {
 		return h
@@ -72,6 +76,13 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, log *slog.
 			if err := h.sessions.Start(ctx); err != nil {
 				return err
 			}
+			if spill, ok := st().(cluster.Spill); ok && bus != nil {
+				h.relay = cluster.NewRelay(m, bus, spill, gw.ReceiveRelay)
+				if err := h.relay.Start(ctx); err != nil {
+					return err
+				}
+				gw.SetRelay(h.relay)
+			}
 			go m.Run(context.WithoutCancel(ctx))
 			log.Info("joined the cluster", "instance", m.ID(), "leaseTtl", ttl)
 			return nil
@@ -83,6 +94,9 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, log *slog.
 			// The dispatcher has stopped: sessions with work left go to
 			// the other instances at once.
 			h.sessions.Stop(ctx)
+			if h.relay != nil {
+				h.relay.Stop()
+			}
 			return h.member.Drain(ctx)
 		},
 	)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bridges/telegram/telegramtest"
 	"github.com/switchboardhq/switchboard/core/llm/llmtest"
+	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/internal/pgtest"
 	"github.com/switchboardhq/switchboard/queue/queuetest"
@@ -234,6 +235,19 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 	}
 	if n, _, maxIn := meter.counts(); n != 2 || maxIn != 1 {
 		t.Fatalf("model requests %d, at most %d at once; want 2, one at a time", n, maxIn)
+	}
+	// b's client sees the answer to its message, run on a, streamed and
+	// final, through the relay.
+	for _, state := range []string{"delta", "final"} {
+		ev, err := cb.Next(ctx, func(e client.Event) bool {
+			return e.Name == "chat" && strings.Contains(string(e.Payload), `"state":"`+state+`"`) && strings.Contains(string(e.Payload), "race-2")
+		})
+		if err != nil {
+			t.Fatalf("b's client got no %s chat event for its message run on a: %v", state, err)
+		}
+		if !strings.Contains(string(ev.Payload), "second answer") {
+			t.Errorf("relayed %s = %s", state, ev.Payload)
+		}
 	}
 	outcomes, err := st.UndeliveredOutcomes(ctx)
 	if err != nil {

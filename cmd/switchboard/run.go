@@ -134,7 +134,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		},
 		func(context.Context) error { return st.Close() },
 	)
-	ch := wireCluster(d, cfg, func() store.Full { return st }, log.With("component", "cluster"))
+	ch := wireCluster(d, cfg, func() store.Full { return st }, gw, log.With("component", "cluster"))
 	// Journal, dedupe and ledger pruning, whatever bridges run; it stops
 	// before the store closes.
 	var maint *store.Maintenance

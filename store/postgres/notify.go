@@ -75,3 +75,33 @@ func (s *Store) listenConn(ctx context.Context, channel string) (*pgx.Conn, erro
 	}
 	return conn, nil
 }
+
+// spillKeep is how long a spilled bus message is kept for its readers.
+const spillKeep = 5 * time.Minute
+
+// PutSpill stores a bus message too large for Notify and returns its id,
+// which the notice carries instead; messages older than five minutes are
+// deleted on the way.
+func (s *Store) PutSpill(ctx context.Context, payload []byte) (int64, error) {
+	now := s.nowMilli()
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO bus_spill (payload, created_at) VALUES ($1, $2) RETURNING id`, string(payload), now).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store: spill a bus message: %w", err)
+	}
+	if id%64 == 0 {
+		if _, err := s.pool.Exec(ctx, `DELETE FROM bus_spill WHERE created_at < $1`, now-spillKeep.Milliseconds()); err != nil {
+			return id, fmt.Errorf("store: prune spilled bus messages: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// Spill returns the bus message PutSpill stored under id.
+func (s *Store) Spill(ctx context.Context, id int64) ([]byte, error) {
+	var p string
+	if err := s.pool.QueryRow(ctx, `SELECT payload FROM bus_spill WHERE id = $1`, id).Scan(&p); err != nil {
+		return nil, fmt.Errorf("store: read spilled bus message %d: %w", id, err)
+	}
+	return []byte(p), nil
+}
