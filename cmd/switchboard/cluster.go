@@ -103,6 +103,25 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gatewa
 	return h
 }
 
+// gauges are the lease gauges of /metrics (switchboard_state{name=…}):
+// cluster_session_leases and cluster_connection_leases, the leases this
+// instance holds now, and cluster_lease:<name> 1 for each connection it
+// holds. None with one instance.
+func (h *clusterHost) gauges() map[string]float64 {
+	if h == nil || h.member == nil {
+		return nil
+	}
+	held := h.member.Leases()
+	out := map[string]float64{
+		"cluster_session_leases":    float64(len(h.sessions.Held())),
+		"cluster_connection_leases": float64(len(held)),
+	}
+	for _, l := range held {
+		out["cluster_lease:"+l.Name] = 1
+	}
+	return out
+}
+
 // heartbeatClaim gives each scheduled heartbeat to one instance: the
 // first to take the lease "heartbeat:<agent>" for half an interval. nil
 // with one instance.

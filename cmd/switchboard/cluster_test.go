@@ -196,6 +196,22 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 		up[rep.Connections[0].Owner] != map[*runningDaemon]string{a: "node-a", b: "node-b"}[poller] {
 		t.Fatalf("cluster status = %+v; want node-a and node-b up, telegram held by the poller", rep)
 	}
+	// Each instance's /metrics says which leases it holds.
+	for _, d := range []*runningDaemon{poller, standby} {
+		resp, err := http.Get(d.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := `switchboard_state{name="cluster_connection_leases"} 0`
+		if d == poller {
+			want = `switchboard_state{name="cluster_lease:conn:telegram/default"} 1`
+		}
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics of the %s lacks %s", map[bool]string{true: "poller", false: "standby"}[d == poller], want)
+		}
+	}
 	tc = a.cli()
 	if code := tc.run("cluster", "status", "--config", a.cfg); code != exitOK || !strings.Contains(tc.out.String(), "telegram/default") ||
 		!strings.Contains(tc.out.String(), "node-b") {
@@ -248,6 +264,21 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 		if !strings.Contains(string(ev.Payload), "second answer") {
 			t.Errorf("relayed %s = %s", state, ev.Payload)
 		}
+	}
+	// chat.send is idempotent across instances: a's message retried on b
+	// is recognised, not run again.
+	raw, err := cb.Call(ctx, "chat.send", map[string]any{"sessionKey": "main", "message": "one", "idempotencyKey": "race-1"})
+	if err != nil {
+		t.Fatalf("retry of race-1 on b: %v", err)
+	}
+	if !strings.Contains(string(raw), `"status":"ok"`) {
+		t.Errorf("retry of a finished message on b = %s; want its outcome, ok", raw)
+	}
+	if n, _, _ := meter.counts(); n != 2 {
+		t.Fatalf("a retry on another instance ran the model again (%d requests): %s", n, raw)
+	}
+	if pending, _ := st.PendingJournal(ctx); len(pending) != 0 {
+		t.Fatalf("a retry on another instance was journaled again: %+v", pending)
 	}
 	outcomes, err := st.UndeliveredOutcomes(ctx)
 	if err != nil {

@@ -114,7 +114,9 @@ type wiring struct {
 // it gets its backend (store, dispatcher, runner) once they exist, before
 // it starts listening.
 func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
+	var ch *clusterHost // set below, before anything can scrape
 	gw := gateway.New(cfg.Gateway, gateway.Deps{
+		Gauges:     func() map[string]float64 { return ch.gauges() },
 		Logger:     log.With("component", "gateway"),
 		Readiness:  d.readiness,
 		Version:    version,
@@ -134,7 +136,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		},
 		func(context.Context) error { return st.Close() },
 	)
-	ch := wireCluster(d, cfg, func() store.Full { return st }, gw, log.With("component", "cluster"))
+	ch = wireCluster(d, cfg, func() store.Full { return st }, gw, log.With("component", "cluster"))
 	// Journal, dedupe and ledger pruning, whatever bridges run; it stops
 	// before the store closes.
 	var maint *store.Maintenance
