@@ -133,6 +133,25 @@ func readyComponents(t *testing.T, d *runningDaemon) map[string]string {
 	return body.Components
 }
 
+// findPoller waits until one of a and b has Telegram connected and the
+// other in standby, and returns them in that order.
+func findPoller(t *testing.T, a, b *runningDaemon) (poller, standby *runningDaemon) {
+	t.Helper()
+	if !eventually(20*time.Second, func() bool {
+		ca, cb := readyComponents(t, a)["channel:telegram"], readyComponents(t, b)["channel:telegram"]
+		switch {
+		case ca == "connected" && cb == "standby":
+			poller, standby = a, b
+		case cb == "connected" && ca == "standby":
+			poller, standby = b, a
+		}
+		return poller != nil
+	}) {
+		t.Fatalf("want one poller and one standby: a %v, b %v", readyComponents(t, a), readyComponents(t, b))
+	}
+	return poller, standby
+}
+
 // Issue 23: two instances on one PostgreSQL race for the same Telegram
 // poller, the same session, the same heartbeat and the same cron instant,
 // and each time exactly one wins; when the poller's instance drains, the
@@ -158,19 +177,9 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 
 	// The poller: one instance connected, the other in standby, one
 	// long poll at a time and never a conflict.
-	var poller, standby *runningDaemon
-	if !eventually(20*time.Second, func() bool {
-		ca, cb := readyComponents(t, a)["channel:telegram"], readyComponents(t, b)["channel:telegram"]
-		switch {
-		case ca == "connected" && cb == "standby":
-			poller, standby = a, b
-		case cb == "connected" && ca == "standby":
-			poller, standby = b, a
-		}
-		return poller != nil && tg.LongPolls() == 1
-	}) {
-		t.Fatalf("want one poller and one standby: a %v, b %v, long polls %d",
-			readyComponents(t, a), readyComponents(t, b), tg.LongPolls())
+	poller, standby := findPoller(t, a, b)
+	if !eventually(20*time.Second, func() bool { return tg.LongPolls() == 1 }) {
+		t.Fatalf("long polls: %d, want 1", tg.LongPolls())
 	}
 	leases, err := st.ListLeases(ctx, "conn:")
 	if err != nil || len(leases) != 1 || leases[0].Fence != 1 {
@@ -349,19 +358,7 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 	// The poller's instance drains; the other takes Telegram over within
 	// seconds (the lease is released, not left to expire), and answers.
 	// (b restarted above, so the poller may have moved: look again.)
-	poller, standby = nil, nil
-	if !eventually(20*time.Second, func() bool {
-		ca, cb := readyComponents(t, a)["channel:telegram"], readyComponents(t, b)["channel:telegram"]
-		switch {
-		case ca == "connected" && cb == "standby":
-			poller, standby = a, b
-		case cb == "connected" && ca == "standby":
-			poller, standby = b, a
-		}
-		return poller != nil
-	}) {
-		t.Fatalf("after b's restart: a %v, b %v", readyComponents(t, a), readyComponents(t, b))
-	}
+	poller, standby = findPoller(t, a, b)
 	model.Push(llmtest.Text("from the new poller"))
 	drained := time.Now()
 	poller.stop(t)
