@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e bench-gateway chaos soak generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster soak generate clean
 
 all: build
 
@@ -96,6 +96,18 @@ bench-gateway: build
 KILLS         ?= 200
 chaos: build
 	$(GO) run ./cmd/switchboard-bench -mode chaos -bin $(BIN)/switchboard -kills $(KILLS) -sessions 20 -latency 300ms -tps 40 -tokens 20 -tool -json chaos.json
+
+## chaos-cluster: three instances on one PostgreSQL (started from Debian's
+## postgresql binaries in a temporary directory), Telegram and Discord held
+## by one instance each, Slack's Events API through a round-robin proxy to
+## all; SIGKILL a random instance KILLS times (default 50 here) at random
+## moments under load, restarting it 2 s later. Fails on a lost or reordered
+## message, more than one duplicate per kill, a platform connection held by
+## two instances at any 50 ms sample, or a transcript that does not load.
+## Reports failover (kill → connection served again). Results in
+## chaos-cluster.json.
+chaos-cluster: build
+	$(GO) run ./cmd/switchboard-bench -mode cluster -bin $(BIN)/switchboard -instances 3 -kills $(if $(filter command line environment,$(origin KILLS)),$(KILLS),50) -sessions 20 -latency 300ms -tps 40 -tokens 20 -lease-ttl 3s -json chaos-cluster.json
 
 ## soak: RATE messages/s (default 5) over SOAK_SESSIONS chats for DURATION
 ## with a heartbeat every 30 s and a cron job every minute; reports latency

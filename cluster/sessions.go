@@ -50,6 +50,8 @@ type Sessions struct {
 	adopt func(ctx context.Context, key core.SessionKey) error
 	log   *slog.Logger
 
+	sweep func(ctx context.Context) error
+
 	mu        sync.Mutex
 	held      map[core.SessionKey]*heldSession
 	releasing map[core.SessionKey]chan struct{}
@@ -78,6 +80,10 @@ func NewSessions(m *Member, bus Bus, adopt func(ctx context.Context, key core.Se
 		work: make(chan func(context.Context), 1024), ctx: ctx, cancel: cancel}
 }
 
+// OnSweep sets what runs every lease length to take up the work dead
+// instances left (the dispatcher's Sweep). Call it before Start.
+func (s *Sessions) OnSweep(fn func(ctx context.Context) error) { s.sweep = fn }
+
 // Start listens on the bus and starts renewing the leases held.
 func (s *Sessions) Start(ctx context.Context) error {
 	if s.bus != nil {
@@ -98,6 +104,24 @@ func (s *Sessions) Start(ctx context.Context) error {
 			}
 			s.stopBus = append(s.stopBus, stop)
 		}
+	}
+	if s.sweep != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			t := time.NewTicker(s.m.opts.TTL)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					if err := s.sweep(s.ctx); err != nil && s.ctx.Err() == nil {
+						s.log.Warn("cluster: sweeping for work left behind failed", "err", err)
+					}
+				case <-s.ctx.Done():
+					return
+				}
+			}
+		}()
 	}
 	s.wg.Add(2)
 	go func() {

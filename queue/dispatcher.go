@@ -368,6 +368,11 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("queue: load pending journal: %w", err)
 	}
+	if d.deps.Leases != nil {
+		// Another instance may be delivering these right now; Sweep
+		// delivers the ones left behind, under their session's lease.
+		outcomes = nil
+	}
 
 	d.baseCtx, d.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	d.bgWG.Add(1)

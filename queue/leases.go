@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/core"
@@ -244,4 +245,127 @@ func (d *Dispatcher) Adopt(ctx context.Context, key core.SessionKey) error {
 func (s *session) has(id int64) bool {
 	_, ok := s.ids[id]
 	return ok
+}
+
+// entryReader is the journal read dropFinished needs; *store.SQLite and
+// store/postgres's Store have it.
+type entryReader interface {
+	JournalEntries(ctx context.Context, ids ...int64) ([]store.JournalEntry, error)
+}
+
+// dropFinished takes out of r, which is about to run under its session's
+// lease, the messages whose journal entries are already done or dropped:
+// another instance ran them while this one had them queued (a replay at
+// start, an adoption racing a hand-over). It reports whether anything is
+// left to run. One journal read, with Deps.Leases only.
+func (d *Dispatcher) dropFinished(r *run) (bool, error) {
+	er, ok := d.deps.Journal.(entryReader)
+	if d.deps.Leases == nil || !ok {
+		return true, nil
+	}
+	ids := r.entryIDs()
+	if len(ids) == 0 {
+		return true, nil
+	}
+	entries, err := er.JournalEntries(r.ctx, ids...)
+	if err != nil {
+		return false, err
+	}
+	final := map[int64]bool{}
+	for _, e := range entries {
+		if e.State == store.JournalDone || e.State == store.JournalDropped {
+			final[e.ID] = true
+		}
+	}
+	if len(final) == 0 {
+		return true, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	kept := r.items[:0:0]
+	for _, it := range r.items {
+		if it.id == 0 || !final[it.id] {
+			kept = append(kept, it)
+		}
+	}
+	d.log.Info("skipping messages another instance already answered", "session", r.key, "count", len(r.items)-len(kept))
+	r.items = kept
+	return len(r.items) > 0 || r.overflow.Dropped > 0, nil
+}
+
+// Sweep takes up what instances that died left behind, for the sessions
+// nobody runs now: replies stored but not delivered for longer than age
+// are delivered under the session's lease, and messages pending in the
+// journal for longer than age are adopted (Adopt). cluster.Sessions calls
+// it every lease length. With Deps.Leases nil it does nothing.
+func (d *Dispatcher) Sweep(ctx context.Context, age time.Duration) error {
+	if d.deps.Leases == nil {
+		return nil
+	}
+	cutoff := d.clock.Now().Add(-age).UnixMilli()
+	local := func(key core.SessionKey) bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.stopping || !d.started || d.sessions[key] != nil
+	}
+	outcomes, err := d.deps.Journal.UndeliveredOutcomes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range outcomes {
+		if o.CreatedAt > cutoff || local(o.SessionKey) {
+			continue
+		}
+		d.redeliverLeased(ctx, o)
+	}
+	pending, err := d.deps.Journal.PendingJournal(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[core.SessionKey]bool{}
+	for _, e := range pending {
+		if e.CreatedAt > cutoff || seen[e.SessionKey] || local(e.SessionKey) {
+			continue
+		}
+		seen[e.SessionKey] = true
+		if err := d.Adopt(ctx, e.SessionKey); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redeliverLeased delivers one stored outcome while holding its session's
+// lease, if it is free and the outcome still undelivered, and marks it
+// delivered under that lease.
+func (d *Dispatcher) redeliverLeased(ctx context.Context, o store.RunOutcome) {
+	l, ok, err := d.deps.Leases.Acquire(ctx, o.SessionKey)
+	if err != nil || !ok {
+		return
+	}
+	defer func() {
+		if !d.isLocal(o.SessionKey) {
+			d.deps.Leases.Release(o.SessionKey)
+		}
+	}()
+	still, err := d.deps.Journal.UndeliveredOutcomes(ctx)
+	if err != nil || !slices.ContainsFunc(still, func(s store.RunOutcome) bool { return s.RunID == o.RunID }) {
+		return
+	}
+	var del Delivery
+	if err := json.Unmarshal(o.Delivery, &del); err != nil {
+		d.log.Error("stored delivery unreadable; skipping it", "run", o.RunID, "err", err)
+		return
+	}
+	d.log.Info("delivering a reply another instance stored but did not send", "run", o.RunID, "session", o.SessionKey)
+	if d.deliver(del) {
+		d.commit.applyAsync(store.JournalBatch{Delivered: []string{o.RunID}, Fences: []store.Fence{{Name: l.Name, Fence: l.Fence}}})
+	}
+}
+
+// isLocal reports whether the session has state in this dispatcher.
+func (d *Dispatcher) isLocal(key core.SessionKey) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sessions[key] != nil
 }

@@ -204,6 +204,13 @@ func (d *Dispatcher) execute(s *session, r *run) {
 	} else if !ok {
 		return // handed to the instance that holds the session
 	}
+	if left, err := d.dropFinished(r); err != nil {
+		d.afterRun(s, r, nil, err)
+		return
+	} else if !left {
+		d.afterRun(s, r, nil, nil) // all run by another instance meanwhile
+		return
+	}
 
 	r.turn.SystemEvents = d.events.Drain(r.key)
 	for _, ev := range r.turn.SystemEvents {

@@ -22,7 +22,10 @@ type platforms struct {
 	telegram *telegramtest.Server
 	slack    *slacktest.Server
 	discord  *discordtest.Server
-	stop     chan struct{}
+	// slackPost, when set, delivers a Slack event over the Events API
+	// (the cluster mode) instead of Socket Mode.
+	slackPost func(payload any)
+	stop      chan struct{}
 	done     chan struct{}
 }
 
@@ -108,17 +111,21 @@ func (p *platforms) sender(platform string, i int, group bool) func(text string)
 	switch platform {
 	case "slack":
 		user := fmt.Sprintf("U%d", id)
+		push := func(payload any) { p.slack.PushEvent(payload) }
+		if p.slackPost != nil {
+			push = p.slackPost
+		}
 		if group {
 			// Slack sends a mention twice: as a message event and as an
 			// app_mention event, which the bridge answers.
 			ch, mention := fmt.Sprintf("C%d", id), "<@"+p.slack.Identity.BotUserID+"> "
 			return func(text string) {
-				p.slack.PushEvent(p.slack.Message(ch, user, mention+text))
-				p.slack.PushEvent(p.slack.AppMention(ch, user, mention+text))
+				push(p.slack.Message(ch, user, mention+text))
+				push(p.slack.AppMention(ch, user, mention+text))
 			}
 		}
 		ch := fmt.Sprintf("D%d", id)
-		return func(text string) { p.slack.PushEvent(p.slack.Message(ch, user, text)) }
+		return func(text string) { push(p.slack.Message(ch, user, text)) }
 	case "discord":
 		user := discordtest.User{ID: fmt.Sprintf("%d", 1200000000000000000+id), Username: fmt.Sprintf("user%d", i)}
 		if group {

@@ -83,13 +83,14 @@ type options struct {
 	chaos    chaosOptions
 	soak     soakOptions
 	gateway  gatewayOptions
+	cluster  clusterOptions
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("switchboard-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load, chaos, soak, footprint or gateway")
+	fs.StringVar(&o.mode, "mode", "footprint", "what to measure: load, chaos, cluster, soak, footprint or gateway")
 	fs.StringVar(&o.bin, "bin", "", "the switchboard binary to run (default: build ./cmd/switchboard with CGO_ENABLED=0 into a temporary directory)")
 	fs.DurationVar(&o.idle, "idle", 10*time.Second, "footprint: how long the daemon idles before its RSS is read")
 	fs.IntVar(&o.conns, "conns", 10000, "footprint: idle gateway connections to open after the idle reading (0: none)")
@@ -108,7 +109,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.load.maxConcurrent, "max-concurrent", 0, "load, chaos, soak: turns running at once (agents.defaults.maxConcurrent; 0: the default, 4)")
 	fs.BoolVar(&o.load.tool, "tool", false, "load, chaos: the model calls a tool (ls) in every turn before it answers")
 	fs.IntVar(&o.chaos.kills, "kills", 200, "chaos: how many times the child is killed with SIGKILL and started again")
-	fs.DurationVar(&o.chaos.within, "kill-within", 4*time.Second, "chaos: each kill comes at a uniformly random time up to this long after the child was ready")
+	fs.DurationVar(&o.chaos.within, "kill-within", 4*time.Second, "chaos, cluster: each kill comes at a uniformly random time up to this long after the child was ready")
+	fs.IntVar(&o.cluster.instances, "instances", 3, "cluster: instances sharing one PostgreSQL")
+	fs.DurationVar(&o.cluster.down, "down", 2*time.Second, "cluster: how long a killed instance stays down before it starts again")
+	fs.DurationVar(&o.cluster.leaseTTL, "lease-ttl", 3*time.Second, "cluster: the instances' store.leaseTtl")
+	fs.DurationVar(&o.cluster.duration, "run-for", 30*time.Second, "cluster with -kills 0: how long the sessions send (a throughput run)")
 	fs.DurationVar(&o.soak.duration, "duration", time.Hour, "soak: how long to send")
 	fs.Float64Var(&o.soak.rate, "rate", 5, "soak: messages per second, round robin over -sessions chats")
 	fs.DurationVar(&o.soak.warmup, "warmup", 10*time.Minute, "soak: the RSS slope is fitted to the samples after this (a third of -duration when that is shorter)")
@@ -181,6 +186,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		res, err := soak(ctx, o, o.load, o.soak, stderr)
 		return finish(res, err)
+	case "cluster":
+		c := o.cluster
+		c.kills, c.killWithin = o.chaos.kills, o.chaos.within
+		if c.instances < 1 || c.kills < 0 || c.killWithin <= 0 || c.down < 0 || c.leaseTTL < 2*time.Second || (c.kills == 0 && c.duration <= 0) {
+			fmt.Fprintln(stderr, "switchboard-bench: cluster needs -instances ≥ 1, -kills ≥ 0, a positive -kill-within, -down ≥ 0, -lease-ttl ≥ 2s and, with -kills 0, a positive -run-for")
+			return 2
+		}
+		res, err := clusterRun(ctx, o, o.load, c, stderr)
+		return finish(res, err)
 	case "gateway":
 		g := o.gateway
 		if o.load.sessions < 1 || o.load.messages < 1 || g.rounds < 1 || g.clients < 1 || g.replyBytes < 1 || g.replyChunk < 1 || g.replyTPS < 0 {
@@ -190,7 +204,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		res, err := gateway(ctx, o, o.load, g, stderr)
 		return finish(res, err)
 	default:
-		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, chaos, soak, footprint, gateway\n", o.mode)
+		fmt.Fprintf(stderr, "switchboard-bench: unknown -mode %q; modes: load, chaos, cluster, soak, footprint, gateway\n", o.mode)
 		return 2
 	}
 }

@@ -73,6 +73,12 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gatewa
 				bus = b
 			}
 			h.sessions = cluster.NewSessions(m, bus, h.adopt)
+			h.sessions.OnSweep(func(ctx context.Context) error {
+				if d := h.disp.Load(); d != nil {
+					return d.Sweep(ctx, 2*ttl)
+				}
+				return nil
+			})
 			if err := h.sessions.Start(ctx); err != nil {
 				return err
 			}

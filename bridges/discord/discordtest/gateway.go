@@ -798,6 +798,21 @@ func (s *Server) Connections() int {
 	return s.gateway.connCount
 }
 
+// Sessions reports how many gateway connections carry a session (after
+// READY or RESUMED) right now and are not closing: more than one means two
+// clients run the bot at once.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.gateway.conns {
+		if !c.closing && c.session != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // Heartbeats reports how many heartbeats (op 1) clients sent.
 func (s *Server) Heartbeats() int {
 	s.mu.Lock()
