@@ -549,4 +549,3 @@ func (r *clusterResult) failure() error {
 	return fmt.Errorf("FAILED: %d lost, %d duplicated (%d allowed), %d out of order, %d singleton violations, %d transcripts failed to load, %d lines skipped, %d platform errors, %d Slack deliveries given up",
 		r.Lost, r.Duplicated, r.DuplicatesAllowed, r.OutOfOrder, len(r.SingletonViolations), len(r.TranscriptErrors), r.SkippedLines, r.PlatformErrors, r.SlackGaveUp)
 }
-

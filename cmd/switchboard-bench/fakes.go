@@ -26,7 +26,7 @@ type platforms struct {
 	// (the cluster mode) instead of Socket Mode.
 	slackPost func(payload any)
 	stop      chan struct{}
-	done     chan struct{}
+	done      chan struct{}
 }
 
 // startPlatforms starts the fakes; onReply (nil for none) sees the text
