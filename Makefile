@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster soak generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster bench-cluster soak generate clean
 
 all: build
 
@@ -108,6 +108,15 @@ chaos: build
 ## chaos-cluster.json.
 chaos-cluster: build
 	$(GO) run ./cmd/switchboard-bench -mode cluster -bin $(BIN)/switchboard -instances 3 -kills $(if $(filter command line environment,$(origin KILLS)),$(KILLS),50) -sessions 20 -latency 300ms -tps 40 -tokens 20 -lease-ttl 3s -json chaos-cluster.json
+
+## bench-cluster: throughput of 1, 2 and 3 instances on one PostgreSQL,
+## one after the other: 60 Slack sessions (the Events API through the
+## round-robin proxy spreads them), a model that takes 1 s per answer, 2
+## turns at once per instance, 30 s each. Results in
+## cluster-throughput-<n>.json.
+bench-cluster: build
+	for n in 1 2 3; do $(GO) run ./cmd/switchboard-bench -mode cluster -bin $(BIN)/switchboard -instances $$n -kills 0 -run-for 30s \
+		-platforms slack -sessions 60 -latency 1s -tokens 5 -max-concurrent 2 -json cluster-throughput-$$n.json || exit 1; done
 
 ## soak: RATE messages/s (default 5) over SOAK_SESSIONS chats for DURATION
 ## with a heartbeat every 30 s and a cron job every minute; reports latency
