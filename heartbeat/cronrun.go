@@ -522,3 +522,41 @@ func (c *Cron) rearm() {
 	defer c.mu.Unlock()
 	c.armLocked()
 }
+
+// Refresh brings the jobs in memory in line with the store, for an
+// instance of a cluster: jobs other instances added, changed, ran (a newer
+// next run) or removed. Each instant is still claimed in the store, so a
+// job known late or twice runs once. One store read; the cluster calls it
+// every lease length. Before Load it does nothing.
+func (c *Cron) Refresh(ctx context.Context) error {
+	stored, err := c.deps.Store.CronJobs(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded || c.stopped {
+		return nil
+	}
+	seen := make(map[string]bool, len(stored))
+	for _, sj := range stored {
+		j, err := decodeJob(sj)
+		if err != nil {
+			continue
+		}
+		seen[j.ID] = true
+		old := c.jobs[j.ID]
+		if old != nil && old.UpdatedAtMs == j.UpdatedAtMs && old.State.NextRunAtMs == j.State.NextRunAtMs && old.IsEnabled() == j.IsEnabled() {
+			continue
+		}
+		c.jobs[j.ID] = j
+		c.queueLocked(j)
+	}
+	for id := range c.jobs {
+		if !seen[id] {
+			delete(c.jobs, id)
+		}
+	}
+	c.armLocked()
+	return nil
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/gateway"
+	"github.com/switchboardhq/switchboard/heartbeat"
 	"github.com/switchboardhq/switchboard/queue"
 	"github.com/switchboardhq/switchboard/store"
 )
@@ -26,6 +28,8 @@ type clusterHost struct {
 	relay    *cluster.Relay    // nil with sqlite
 	// disp is the dispatcher sessions are adopted into, once it exists.
 	disp atomic.Pointer[queue.Dispatcher]
+	// crons is the cron service, refreshed from the store with the sweep.
+	crons atomic.Pointer[heartbeat.Cron]
 }
 
 // leases is the dispatcher's Deps.Leases: nil with one instance.
@@ -74,10 +78,14 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gatewa
 			}
 			h.sessions = cluster.NewSessions(m, bus, h.adopt)
 			h.sessions.OnSweep(func(ctx context.Context) error {
-				if d := h.disp.Load(); d != nil {
-					return d.Sweep(ctx, 2*ttl)
+				var errs []error
+				if c := h.crons.Load(); c != nil {
+					errs = append(errs, c.Refresh(ctx))
 				}
-				return nil
+				if d := h.disp.Load(); d != nil {
+					errs = append(errs, d.Sweep(ctx, 2*ttl))
+				}
+				return errors.Join(errs...)
 			})
 			if err := h.sessions.Start(ctx); err != nil {
 				return err

@@ -310,10 +310,14 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// b learns the job at its next start; a cron instant is claimed in the
-	// store, so b restarting with the job loaded races a for real.
-	b.stop(t)
-	b = launchDaemon(t, b.cfg, b.env, b.setup)
+	// b learns the job a added from the store (Cron.Refresh, every lease
+	// length), so both are due at the same instant and race for it.
+	if !eventually(20*time.Second, func() bool {
+		raw, err := cb.Call(ctx, "cron.list", map[string]any{})
+		return err == nil && strings.Contains(string(raw), `"race"`)
+	}) {
+		t.Fatal("instance b never learned the job a added")
+	}
 	for _, c := range []*queuetest.Clock{clockA, clockB} {
 		// One minute: one heartbeat instant and one cron instant each
 		// (the manual clock fires every instant it passes).
@@ -357,7 +361,6 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 
 	// The poller's instance drains; the other takes Telegram over within
 	// seconds (the lease is released, not left to expire), and answers.
-	// (b restarted above, so the poller may have moved: look again.)
 	poller, standby = findPoller(t, a, b)
 	model.Push(llmtest.Text("from the new poller"))
 	connBefore, err := st.ListLeases(ctx, "conn:")

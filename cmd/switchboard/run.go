@@ -215,6 +215,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 				return err
 			}
 			cronTool.Cron = crons // before any turn can call it
+			ch.crons.Store(crons)
 			// Before the dispatcher replays its journal: cron runs a crash
 			// interrupted are recognised when their turns end.
 			if err := crons.Load(ctx); err != nil {
