@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,9 @@ const (
 	// handbackChannel carries a session key released with work left (a
 	// draining instance): any instance adopts.
 	handbackChannel = "switchboard_session_handback"
+	// signalChannel carries "<kind>\n<session key>": the holder stops or
+	// aborts the session (a stop command or chat.abort taken elsewhere).
+	signalChannel = "switchboard_session_signal"
 )
 
 // SessionLeasePrefix begins the name of every session's lease.
@@ -50,7 +54,8 @@ type Sessions struct {
 	adopt func(ctx context.Context, key core.SessionKey) error
 	log   *slog.Logger
 
-	sweep func(ctx context.Context) error
+	sweep  func(ctx context.Context) error
+	signal func(key core.SessionKey, kind string)
 
 	mu        sync.Mutex
 	held      map[core.SessionKey]*heldSession
@@ -84,6 +89,22 @@ func NewSessions(m *Member, bus Bus, adopt func(ctx context.Context, key core.Se
 // instances left (the dispatcher's Sweep). Call it before Start.
 func (s *Sessions) OnSweep(fn func(ctx context.Context) error) { s.sweep = fn }
 
+// OnSignal sets what acts on a stop or abort another instance sent for a
+// session this one holds (the dispatcher's Signal). Call it before Start.
+func (s *Sessions) OnSignal(fn func(key core.SessionKey, kind string)) { s.signal = fn }
+
+// Signal implements queue.SessionLeases.
+func (s *Sessions) Signal(key core.SessionKey, kind string) {
+	if s.bus == nil {
+		return
+	}
+	s.enqueue(func(ctx context.Context) {
+		if err := s.bus.Notify(ctx, signalChannel, kind+"\n"+string(key)); err != nil && ctx.Err() == nil {
+			s.log.Warn("cluster: signalling a session failed", "session", key, "signal", kind, "err", err)
+		}
+	})
+}
+
 // Start listens on the bus and starts renewing the leases held.
 func (s *Sessions) Start(ctx context.Context) error {
 	if s.bus != nil {
@@ -104,6 +125,18 @@ func (s *Sessions) Start(ctx context.Context) error {
 			}
 			s.stopBus = append(s.stopBus, stop)
 		}
+		stop, err := s.bus.Listen(ctx, signalChannel, func(payload string) {
+			kind, key, ok := strings.Cut(payload, "\n")
+			if !ok || s.signal == nil || !s.holds(core.SessionKey(key)) {
+				return
+			}
+			s.signal(core.SessionKey(key), kind)
+		})
+		if err != nil {
+			s.Stop(ctx)
+			return err
+		}
+		s.stopBus = append(s.stopBus, stop)
 	}
 	if s.sweep != nil {
 		s.wg.Add(1)

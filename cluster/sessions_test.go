@@ -101,3 +101,48 @@ func eventuallyTrue(cond func() bool) bool {
 	}
 	return true
 }
+
+// A stop or abort signalled for a session reaches the instance holding
+// it, and only that one.
+func TestSessionsSignalReachesTheHolder(t *testing.T) {
+	stores := openStores(t, 2)
+	ma := cluster.New(cluster.Options{Store: stores[0], Name: "a", TTL: time.Hour})
+	mb := cluster.New(cluster.Options{Store: stores[1], Name: "b", TTL: time.Hour})
+	got := make(chan string, 8)
+	on := func(who string) func(core.SessionKey, string) {
+		return func(key core.SessionKey, kind string) { got <- who + " " + kind + " " + string(key) }
+	}
+	sa := cluster.NewSessions(ma, stores[0], make(adoptions, 8).adopt)
+	sa.OnSignal(on("a"))
+	sb := cluster.NewSessions(mb, stores[1], make(adoptions, 8).adopt)
+	sb.OnSignal(on("b"))
+	for _, s := range []*cluster.Sessions{sa, sb} {
+		if err := s.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Stop(context.Background()) })
+	}
+	const key core.SessionKey = "agent:main:main"
+	if _, ok, err := sa.Acquire(t.Context(), key); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	sb.Signal(key, "stop")
+	select {
+	case s := <-got:
+		if s != "a stop "+string(key) {
+			t.Fatalf("signal = %q; want a to stop the session", s)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the holder never got the signal")
+	}
+	sa.Signal("agent:main:nobody", "abort") // held by nobody: nobody acts
+	sb.Signal(key, "abort")
+	select {
+	case s := <-got:
+		if s != "a abort "+string(key) {
+			t.Fatalf("signal = %q; want a to abort the session, and nothing for the session nobody holds", s)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the holder never got the abort")
+	}
+}

@@ -66,9 +66,15 @@ func (d *Dispatcher) LaneWaiting(name string) int {
 }
 
 // Abort aborts the session's active run (chat.abort, /stop), reporting
-// whether one was running. Queued messages stay queued.
+// whether one was running. Queued messages stay queued. With several
+// instances, a session that does not run here is aborted where it runs,
+// and Abort reports true.
 func (d *Dispatcher) Abort(key core.SessionKey) bool {
 	_, ok := d.deps.Runner.Abort(key)
+	if !ok && d.deps.Leases != nil && !d.isLocal(key) {
+		d.deps.Leases.Signal(key, SignalAbort)
+		return true
+	}
 	return ok
 }
 

@@ -34,7 +34,19 @@ type SessionLeases interface {
 	// Forward tells the instance holding key's lease that messages for the
 	// session were accepted here; it must not block.
 	Forward(key core.SessionKey)
+	// Signal asks the instance holding key's lease to stop the session
+	// (SignalStop: abort its turn, clear its queue) or to abort its turn
+	// (SignalAbort), for a stop command or chat.abort that reached an
+	// instance where the session does not run. It must not block; the
+	// holder acts through Dispatcher.Signal.
+	Signal(key core.SessionKey, kind string)
 }
+
+// The signals one instance sends the holder of a session.
+const (
+	SignalStop  = "stop"
+	SignalAbort = "abort"
+)
 
 // finishedIDs remembers the journal entries this dispatcher finished
 // (completed or dropped) most recently, so that Adopt, whose read of the
@@ -368,4 +380,19 @@ func (d *Dispatcher) isLocal(key core.SessionKey) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.sessions[key] != nil
+}
+
+// Signal acts on a signal another instance sent for a session this one
+// runs (SessionLeases.Signal): stop aborts the turn and clears the queue,
+// recording the cleared messages dropped, as a stop command does here;
+// abort aborts the turn. The instance that took the command told the
+// sender. Safe from any goroutine.
+func (d *Dispatcher) Signal(key core.SessionKey, kind string) {
+	switch kind {
+	case SignalStop:
+		cleared, aborted := d.clearAndAbort(key)
+		d.log.Info("stopped a session at another instance's request", "session", key, "cleared", len(cleared), "aborted", aborted)
+	case SignalAbort:
+		d.deps.Runner.Abort(key)
+	}
 }

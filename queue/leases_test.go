@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ type storeLeases struct {
 
 	mu        sync.Mutex
 	forwarded []core.SessionKey
+	signals   []string
 	held      map[core.SessionKey]store.Lease
 }
 
@@ -50,6 +52,12 @@ func (l *storeLeases) Forward(key core.SessionKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forwarded = append(l.forwarded, key)
+}
+
+func (l *storeLeases) Signal(key core.SessionKey, kind string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.signals = append(l.signals, kind+" "+string(key))
 }
 
 func (l *storeLeases) forwards() int {
@@ -141,5 +149,46 @@ func TestAFencedOutRunDeliversNothing(t *testing.T) {
 	}
 	if out, _ := h.store.UndeliveredOutcomes(context.Background()); len(out) != 0 {
 		t.Fatalf("a fenced-out run stored an outcome: %+v", out)
+	}
+}
+
+// A stop command taken where the session does not run is signalled to the
+// instance that runs it, and the sender is told; the holder, signalled,
+// aborts its turn and clears its queue, recording the cleared messages
+// dropped.
+func TestAStopForASessionRunningElsewhereIsSignalled(t *testing.T) {
+	var leases *storeLeases
+	h := newHarness(t, harnessOptions{config: Config{Mode: ModeFollowup}, leases: func(st *store.SQLite) SessionLeases {
+		leases = newStoreLeases(st)
+		return leases
+	}})
+	const key core.SessionKey = "agent:main:telegram:direct:42"
+	h.submit(dmIn(key, "s1", "/stop"))
+	got := h.rec.waitFor(t, 1)
+	if got[0].Kind != DeliveryNotice || got[0].Replies[0].Text != "⏹️ Stopped." {
+		t.Fatalf("notice = %+v", got[0])
+	}
+	leases.mu.Lock()
+	signals := slices.Clone(leases.signals)
+	leases.mu.Unlock()
+	if len(signals) != 1 || signals[0] != SignalStop+" "+string(key) {
+		t.Fatalf("signals = %v; want a stop for the session", signals)
+	}
+
+	// The holder's side: a turn running, a message queued behind it.
+	w := newWatcher()
+	h2 := newHarness(t, harnessOptions{config: Config{Mode: ModeFollowup}, observers: []Observer{w},
+		leases: func(st *store.SQLite) SessionLeases { return newStoreLeases(st) }})
+	gate := make(chan struct{})
+	defer close(gate)
+	h2.provider.Push(llmtest.Text("long answer").Gated(gate))
+	h2.submit(dmIn(key, "m1", "first"))
+	w.waitTurn(t)
+	queued := h2.submit(dmIn(key, "m2", "second"))
+	h2.d.Signal(key, SignalStop)
+	h2.waitRunsIdle()
+	eventually(t, "the queued message dropped", func() bool { return h2.entries(queued.EntryID)[0].State == store.JournalDropped })
+	if n := len(h2.provider.Requests()); n != 1 {
+		t.Fatalf("%d model requests; the cleared message ran", n)
 	}
 }

@@ -282,8 +282,31 @@ func (d *Dispatcher) applyDirective(ctx context.Context, in core.Inbound, dir Di
 // messages are cleared, each recorded as dropped; the sender is told.
 func (d *Dispatcher) stop(ctx context.Context, in core.Inbound) Receipt {
 	key := in.SessionKey
+	if d.deps.Leases != nil && !d.isLocal(key) {
+		// The session runs on another instance, if anywhere: it stops
+		// there. How much it cleared is not known here.
+		d.deps.Leases.Signal(key, SignalStop)
+		d.notice(key, in.Route, in.MessageID, "⏹️ Stopped.")
+		return Receipt{Disposition: Stopped}
+	}
+	cleared, aborted := d.clearAndAbort(key)
+	text := "⏹️ Stopped."
+	switch {
+	case len(cleared) == 1:
+		text += " 1 queued message was cleared."
+	case len(cleared) > 1:
+		text += fmt.Sprintf(" %d queued messages were cleared.", len(cleared))
+	case !aborted:
+		text = "Nothing is running."
+	}
+	d.notice(key, in.Route, in.MessageID, text)
+	return Receipt{Disposition: Stopped}
+}
+
+// clearAndAbort clears the session's queue, recording the cleared messages
+// dropped, and aborts its turn.
+func (d *Dispatcher) clearAndAbort(key core.SessionKey) (cleared []int64, aborted bool) {
 	d.mu.Lock()
-	var cleared []int64
 	if s := d.sessions[key]; s != nil {
 		for _, it := range s.items {
 			if it.id != 0 {
@@ -299,21 +322,11 @@ func (d *Dispatcher) stop(ctx context.Context, in core.Inbound) Receipt {
 		s.stopTimersLocked()
 	}
 	d.mu.Unlock()
-	_, aborted := d.deps.Runner.Abort(key)
+	_, aborted = d.deps.Runner.Abort(key)
 	if len(cleared) > 0 {
 		d.commit.applyAsync(storeDrop(cleared, "cleared by a stop command"))
 	}
-	text := "⏹️ Stopped."
-	switch {
-	case len(cleared) == 1:
-		text += " 1 queued message was cleared."
-	case len(cleared) > 1:
-		text += fmt.Sprintf(" %d queued messages were cleared.", len(cleared))
-	case !aborted:
-		text = "Nothing is running."
-	}
-	d.notice(key, in.Route, in.MessageID, text)
-	return Receipt{Disposition: Stopped}
+	return cleared, aborted
 }
 
 // stopWords are whole messages that stop a session's work, as OpenClaw's

@@ -87,6 +87,11 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gatewa
 				}
 				return errors.Join(errs...)
 			})
+			h.sessions.OnSignal(func(key core.SessionKey, kind string) {
+				if d := h.disp.Load(); d != nil {
+					d.Signal(key, kind)
+				}
+			})
 			if err := h.sessions.Start(ctx); err != nil {
 				return err
 			}
