@@ -51,8 +51,10 @@ type Options struct {
 	// tries for those it wants; zero: min(TTL/4, 1s). The registry
 	// heartbeat is written every TTL/3.
 	Interval time.Duration
-	// Info is what the registry shows about this instance (JSON).
-	Info []byte
+	// Info is what the registry shows about this instance (JSON), read
+	// at each heartbeat; nil means {}. It is called on the member's
+	// goroutine and must not block.
+	Info func() []byte
 	// Now is the local clock for the self-fencing deadline; nil means
 	// time.Now.
 	Now func() time.Time
@@ -113,8 +115,8 @@ func New(opts Options) *Member {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if len(opts.Info) == 0 {
-		opts.Info = []byte("{}")
+	if opts.Info == nil {
+		opts.Info = func() []byte { return []byte("{}") }
 	}
 	log := opts.Log
 	if log == nil {
@@ -168,7 +170,7 @@ func (m *Member) Unwant(ctx context.Context, name string) {
 // Register records the instance in the registry; Run does it too, but a
 // daemon calls it first so a bad database fails its start.
 func (m *Member) Register(ctx context.Context) error {
-	_, err := m.opts.Store.PutInstance(ctx, store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info})
+	_, err := m.opts.Store.PutInstance(ctx, store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info()})
 	if err != nil {
 		return fmt.Errorf("cluster: register instance %s: %w", m.id, err)
 	}
@@ -194,7 +196,7 @@ func (m *Member) Run(ctx context.Context) {
 	for {
 		now := m.opts.Now()
 		if now.Sub(lastBeat) >= m.opts.TTL/3 {
-			if _, err := m.opts.Store.PutInstance(ctx, store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info}); err != nil {
+			if _, err := m.opts.Store.PutInstance(ctx, store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info()}); err != nil {
 				m.log.Warn("cluster: heartbeat failed", "instance", m.id, "err", err)
 			} else {
 				lastBeat = now
@@ -304,7 +306,7 @@ func (m *Member) drain(ctx context.Context) {
 		}
 		w.op.Unlock()
 	}
-	in := store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info, StoppedAt: m.opts.Now().UnixMilli()}
+	in := store.Instance{ID: m.id, Name: m.opts.Name, Info: m.opts.Info(), StoppedAt: m.opts.Now().UnixMilli()}
 	if _, err := m.opts.Store.PutInstance(ctx, in); err != nil {
 		m.log.Warn("cluster: could not record the instance as stopped", "instance", m.id, "err", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/channels"
 	"github.com/switchboardhq/switchboard/cluster"
 	"github.com/switchboardhq/switchboard/config"
@@ -30,6 +31,7 @@ type clusterHost struct {
 	disp atomic.Pointer[queue.Dispatcher]
 	// crons is the cron service, refreshed from the store with the sweep.
 	crons atomic.Pointer[heartbeat.Cron]
+	st    func() store.Full
 }
 
 // leases is the dispatcher's Deps.Leases: nil with one instance.
@@ -53,8 +55,12 @@ func (h *clusterHost) adopt(ctx context.Context, key core.SessionKey) error {
 // closes.
 //
 // The gateway gw sees the runs of the other instances through the relay.
-func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gateway.Server, log *slog.Logger) *clusterHost {
-	h := &clusterHost{}
+//
+// bridgesOf reports this instance's bridges, for the registry: channels.status
+// on another instance shows a bridge's state from the instance that holds
+// its connection.
+func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gateway.Server, bridgesOf func() []gateway.ChannelStatus, log *slog.Logger) *clusterHost {
+	h := &clusterHost{st: st}
 	if cfg.Store.EffectiveDriver() != store.DriverPostgres {
 		return h
 	}
@@ -64,9 +70,10 @@ func wireCluster(d *daemon, cfg *config.Config, st func() store.Full, gw *gatewa
 			if err != nil {
 				return err
 			}
-			info, _ := json.Marshal(map[string]any{
-				"version": version, "pid": os.Getpid(), "gateway": gatewayURL(cfg.Gateway),
-			})
+			info := func() []byte {
+				b, _ := json.Marshal(instanceInfo{Version: version, PID: os.Getpid(), Gateway: gatewayURL(cfg.Gateway), Bridges: bridgesOf()})
+				return b
+			}
 			m := cluster.New(cluster.Options{Store: st(), Name: cfg.Store.Instance, TTL: ttl, Info: info, Log: log})
 			if err := m.Register(ctx); err != nil {
 				return err
@@ -183,4 +190,53 @@ func (b bridgeLease) Lost(ctx context.Context) {
 	if err := b.sup.StandbyBridge(ctx, b.ref.Channel, b.ref.AccountID); err != nil {
 		b.log.Warn("a bridge whose lease was lost did not stop", "channel", b.ref.Channel, "err", err)
 	}
+}
+
+// instanceInfo is what an instance says about itself in the registry.
+type instanceInfo struct {
+	Version string                  `json:"version"`
+	PID     int                     `json:"pid"`
+	Gateway string                  `json:"gateway"`
+	Bridges []gateway.ChannelStatus `json:"bridges,omitempty"`
+}
+
+// channelStatuses is channels.status for the whole cluster: a bridge in
+// standby here is shown as the instance holding its connection last
+// reported it (at most a third of a lease length ago). With one instance
+// it is local as it is.
+func (h *clusterHost) channelStatuses(ctx context.Context, local []gateway.ChannelStatus) []gateway.ChannelStatus {
+	if h.member == nil {
+		return local
+	}
+	var instances []store.Instance
+	for i, cs := range local {
+		if cs.State != string(bridges.StateStandby) {
+			continue
+		}
+		leases, err := h.st().ListLeases(ctx, connLease(channels.BridgeRef{Channel: cs.Channel, AccountID: cs.AccountID}))
+		if err != nil || len(leases) != 1 || !leases[0].Held(time.Now().UnixMilli()) {
+			continue
+		}
+		if instances == nil {
+			if instances, err = h.st().ListInstances(ctx); err != nil {
+				return local
+			}
+		}
+		for _, in := range instances {
+			if in.ID != leases[0].Owner {
+				continue
+			}
+			var info instanceInfo
+			if json.Unmarshal(in.Info, &info) != nil {
+				break
+			}
+			for _, remote := range info.Bridges {
+				if remote.Channel == cs.Channel && remote.AccountID == cs.AccountID {
+					remote.Label = cs.Label
+					local[i] = remote
+				}
+			}
+		}
+	}
+	return local
 }

@@ -227,6 +227,18 @@ func TestClusterTwoInstancesShareTheWork(t *testing.T) {
 		t.Fatalf("cluster status: exit %d\n%s%s", code, tc.out.String(), tc.err.String())
 	}
 
+	// channels.status answers for the cluster: the standby instance shows
+	// Telegram as the poller's instance reports it.
+	sc := standby.dial(t, ctx, protocol.ScopeRead)
+	if !eventually(20*time.Second, func() bool {
+		raw, err := sc.Call(ctx, "channels.status", map[string]any{})
+		return err == nil && strings.Contains(string(raw), `"state":"connected"`) && !strings.Contains(string(raw), `"state":"standby"`)
+	}) {
+		raw, err := sc.Call(ctx, "channels.status", map[string]any{})
+		t.Fatalf("channels.status on the standby instance: %s, %v; want telegram connected (on the poller)", raw, err)
+	}
+	sc.Close()
+
 	// The session: a message on each instance for the same session while
 	// the first turn runs. Only the lease holder calls the model; the
 	// other instance's message is handed over and answered after.

@@ -136,7 +136,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 		},
 		func(context.Context) error { return st.Close() },
 	)
-	ch = wireCluster(d, cfg, func() store.Full { return st }, gw, log.With("component", "cluster"))
+	ch = wireCluster(d, cfg, func() store.Full { return st }, gw, bh.statuses, log.With("component", "cluster"))
 	// Journal, dedupe and ledger pruning, whatever bridges run; it stops
 	// before the store closes.
 	var maint *store.Maintenance
@@ -224,7 +224,11 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 			backend := gatewayBackend(cfg, w, st, disp, runner, deliver, gw)
 			backend.Heartbeat, backend.Cron = hb, crons
 			backend.Approvals = approvals
-			backend.Channels = bh.statuses
+			backend.Channels = func() []gateway.ChannelStatus {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				return ch.channelStatuses(ctx, bh.statuses())
+			}
 			backend.Logout = bh.logout
 			backend.LoginStart, backend.LoginWait = bh.loginStart, bh.loginWait
 			backend.Targets = active
