@@ -138,18 +138,22 @@ type linesLog struct {
 	closed bool
 }
 
+// Messages implements Log.
 func (l *linesLog) Messages() []core.Message {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.msgs[:len(l.msgs):len(l.msgs)]
 }
 
+// Held implements Log.
 func (l *linesLog) Held() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.held
 }
 
+// Append implements Log: every message is encoded first, then all are
+// written in one Lines.Write.
 func (l *linesLog) Append(msgs ...core.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -185,6 +189,7 @@ func (l *linesLog) Append(msgs ...core.Message) error {
 	return nil
 }
 
+// Close implements Log.
 func (l *linesLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

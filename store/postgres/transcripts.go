@@ -106,6 +106,8 @@ type lineWriter struct {
 	next               int64 // guarded by the Log's lock
 }
 
+// Write implements transcript.Lines: one INSERT of every line, all or
+// nothing.
 func (w *lineWriter) Write(ctx context.Context, lines [][]byte) error {
 	seqs := make([]int64, len(lines))
 	text := make([]string, len(lines))
@@ -126,4 +128,5 @@ func (w *lineWriter) Write(ctx context.Context, lines [][]byte) error {
 	return nil
 }
 
+// Close implements transcript.Lines; the pool stays the store's.
 func (w *lineWriter) Close() error { return nil }
