@@ -108,6 +108,7 @@ var allowedImports = map[string]map[string]string{
 	"gateway": {
 		"core":                "chat.send is a core.Inbound",
 		"core/agent":          "sessions and transcripts through the runner",
+		"core/llm":            "a relayed run's model error keeps its kind",
 		"core/prompt":         "chat.inject writes prompt blocks",
 		"core/reply":          "replies are filtered for clients",
 		"core/tools/exectool": "exec approvals are resolved over the gateway",
