@@ -233,6 +233,9 @@ func (r *clusterRig) kill(m *member) {
 	fmt.Fprintf(&r.log, "\n--- %s: SIGKILL ---\n\n", m.name)
 }
 
+// proxyClient forwards the proxy's requests to the loopback listeners.
+var proxyClient = &http.Client{Timeout: 10 * time.Second}
+
 // roundRobin is the load balancer in front of the instances' Slack
 // listeners: each request goes to the next instance, and to the one after
 // when that one refuses the connection (nginx's proxy_next_upstream).
@@ -250,7 +253,7 @@ func (r *clusterRig) roundRobin(w http.ResponseWriter, req *http.Request) {
 			continue
 		}
 		out.Header = req.Header.Clone()
-		resp, err := http.DefaultClient.Do(out)
+		resp, err := proxyClient.Do(out)
 		if err != nil {
 			continue // down: the next one
 		}
