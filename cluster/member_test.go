@@ -106,6 +106,25 @@ func (w *work) waitRunner(t *testing.T, not string) string {
 	}
 }
 
+// waitNoRunner waits until no member runs the work.
+func (w *work) waitNoRunner(t *testing.T) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		w.mu.Lock()
+		n := len(w.running)
+		w.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-w.changed:
+		case <-deadline:
+			t.Fatalf("%d members still run the work after 20s", n)
+		}
+	}
+}
+
 func (w *work) checkNoOverlap(t *testing.T) {
 	t.Helper()
 	w.mu.Lock()
@@ -260,20 +279,7 @@ func TestATakenOverLeaseStopsTheWork(t *testing.T) {
 	if _, ok, err := stores[1].AcquireLease(t.Context(), name, "someone-else", time.Hour); !ok || err != nil {
 		t.Fatalf("take-over: %v %v", ok, err)
 	}
-	deadline := time.After(20 * time.Second)
-	for {
-		w.mu.Lock()
-		n := len(w.running)
-		w.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		select {
-		case <-w.changed:
-		case <-deadline:
-			t.Fatal("a kept running after its lease was taken over")
-		}
-	}
+	w.waitNoRunner(t)
 	if len(a.Leases()) != 0 {
 		t.Fatalf("a still lists %+v", a.Leases())
 	}

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/switchboardhq/switchboard/bridges/discord/discordtest"
 	"github.com/switchboardhq/switchboard/bridges/slack/slacktest"
 	"github.com/switchboardhq/switchboard/internal/pgtest"
 	"github.com/switchboardhq/switchboard/store/postgres"
@@ -185,15 +184,7 @@ models:
     model: {primary: fake/bench}
     heartbeat: {every: 0m}
 %s%schannels:
-  telegram:
-    enabled: true
-    botToken: ${TG_TOKEN}
-    apiUrl: %s
-    dmPolicy: open
-    allowFrom: ["*"]
-    groupPolicy: open
-    pollTimeoutSeconds: 30
-  slack:
+%s  slack:
     enabled: true
     mode: http
     signingSecret: %s
@@ -203,16 +194,8 @@ models:
     dmPolicy: open
     allowFrom: ["*"]
     groupPolicy: open
-  discord:
-    enabled: true
-    token: ${DISCORD_TOKEN}
-    apiUrl: %s
-    dmPolicy: open
-    allowFrom: ["*"]
-    guilds:
-      %q: {}
-`, r.dbURL, m.name, co.leaseTTL, port, token, mdl.yaml(), lo.agentDefaults(), perChatFollowup,
-		r.p.telegram.URL, slackSecret, m.slackAddr, r.p.slack.APIURL, r.p.discord.APIURL, discordtest.DefaultGuildID)
+%s`, r.dbURL, m.name, co.leaseTTL, port, token, mdl.yaml(), lo.agentDefaults(), perChatFollowup,
+		r.p.telegramYAML(), slackSecret, m.slackAddr, r.p.slack.APIURL, r.p.discordYAML())
 }
 
 // start runs m and waits until it is ready.

@@ -177,15 +177,7 @@ models:
   defaults:
     model: {primary: %s}
 %schannels:
-  telegram:
-    enabled: true
-    botToken: ${TG_TOKEN}
-    apiUrl: %s
-    dmPolicy: open
-    allowFrom: ["*"]
-    groupPolicy: open
-    pollTimeoutSeconds: 30
-  slack:
+%s  slack:
     enabled: true
     botToken: ${SLACK_BOT}
     appToken: ${SLACK_APP}
@@ -193,7 +185,31 @@ models:
     dmPolicy: open
     allowFrom: ["*"]
     groupPolicy: open
-  discord:
+%s  whatsapp:
+    enabled: true
+    dmPolicy: open
+    allowFrom: ["*"]
+`, port, token, spec.modelYAML, modelRef(spec.modelYAML), spec.agentDefaults, p.telegramYAML(), p.slack.APIURL, p.discordYAML()) + spec.extra
+}
+
+// telegramYAML is channels.telegram (long polling) against the fake, open
+// to everyone.
+func (p *platforms) telegramYAML() string {
+	return fmt.Sprintf(`  telegram:
+    enabled: true
+    botToken: ${TG_TOKEN}
+    apiUrl: %s
+    dmPolicy: open
+    allowFrom: ["*"]
+    groupPolicy: open
+    pollTimeoutSeconds: 30
+`, p.telegram.URL)
+}
+
+// discordYAML is channels.discord against the fake, open to everyone in
+// its guild.
+func (p *platforms) discordYAML() string {
+	return fmt.Sprintf(`  discord:
     enabled: true
     token: ${DISCORD_TOKEN}
     apiUrl: %s
@@ -201,11 +217,7 @@ models:
     allowFrom: ["*"]
     guilds:
       %q: {}
-  whatsapp:
-    enabled: true
-    dmPolicy: open
-    allowFrom: ["*"]
-`, port, token, spec.modelYAML, modelRef(spec.modelYAML), spec.agentDefaults, p.telegram.URL, p.slack.APIURL, p.discord.APIURL, discordtest.DefaultGuildID) + spec.extra
+`, p.discord.APIURL, discordtest.DefaultGuildID)
 }
 
 // echoModel is the built-in echo provider: no model server at all.
