@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -144,6 +145,32 @@ func (p *platforms) sender(platform string, i int, group bool) func(text string)
 			p.telegram.PushUpdate(p.telegram.TextMessage(int64(id), telegramtest.ChatPrivate, user, text))
 		}
 	}
+}
+
+// forgetStoppedChild waits until the fakes have seen a stopped child's
+// connections end, then makes Discord forget its session: the child keeps
+// it resumable when it stops, and a later child on another state
+// directory identifies afresh, so events the fake kept sending to the old
+// session would never arrive. Telegram keeps updates until an offset
+// confirms them and Slack retries unacknowledged envelopes, so neither
+// needs more. Polls every few milliseconds until limit.
+func (p *platforms) forgetStoppedChild(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for p.discord.Sessions() > 0 || p.slack.OpenConnections() > 0 || p.telegram.LongPolls() > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the fakes still saw a stopped switchboard's connections after %v (discord sessions %d, slack sockets %d, telegram polls %d)",
+				limit, p.discord.Sessions(), p.slack.OpenConnections(), p.telegram.LongPolls())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	p.discord.ExpireDetachedSessions()
+	return nil
 }
 
 func (p *platforms) close() {

@@ -91,10 +91,36 @@ func startRig(ctx context.Context, o options, log io.Writer, spec rigSpec) (*rig
 		}
 	}
 	r.base = fmt.Sprintf("http://127.0.0.1:%d", r.port)
+	if err := r.prime(ctx); err != nil {
+		return fail(err)
+	}
 	if r.ready, err = r.start(ctx); err != nil {
 		return fail(err)
 	}
 	return r, nil
+}
+
+// prime drops the binary from the page cache and runs it once to ready on
+// a scratch state directory, so the measured runs find the binary cached
+// the way a run of it leaves it, whatever wrote the file (see
+// evictPageCache), on a state directory still fresh.
+func (r *rig) prime(ctx context.Context) error {
+	if err := evictPageCache(r.bin); err != nil {
+		return fmt.Errorf("dropping %s from the page cache: %w", r.bin, err)
+	}
+	var log syncBuffer
+	c, err := startChild(r.bin, r.cfgPath, r.p.env(filepath.Join(r.dir, "prime")), &log)
+	if err != nil {
+		return err
+	}
+	if _, err := c.waitReady(ctx, r.base, 30*time.Second); err != nil {
+		c.kill()
+		return fmt.Errorf("the priming run: %w", err)
+	}
+	if err := c.stop(30 * time.Second); err != nil {
+		return fmt.Errorf("stopping the priming run: %w\n%s", err, log.String())
+	}
+	return r.p.forgetStoppedChild(ctx, 10*time.Second)
 }
 
 // stateDir is the child's state directory.

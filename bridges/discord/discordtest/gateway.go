@@ -689,6 +689,18 @@ func (s *Server) DropConnection() {
 	}
 }
 
+// ExpireDetachedSessions forgets every session no connection carries, as
+// Discord does when a session's resume window has passed: events stop
+// collecting for it, a Resume of it gets Invalid Session, and an event
+// pushed while no session is left waits for the next READY. Sessions on
+// live connections are untouched. Safe from any goroutine.
+func (s *Server) ExpireDetachedSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gateway.sessions = slices.DeleteFunc(s.gateway.sessions, func(x *session) bool { return x.conn == nil })
+	s.changes.Changed()
+}
+
 // SetOutage starts or ends a gateway outage. While it lasts, live
 // connections are cut and every new one is accepted and cut at once,
 // before Hello and without a close frame (the client sees 1006), as when

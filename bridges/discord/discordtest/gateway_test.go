@@ -439,6 +439,50 @@ func TestClientCloseEndsSession(t *testing.T) {
 	}
 }
 
+func TestExpireDetachedSessions(t *testing.T) {
+	s := New(t)
+	live := dial(t, s, "")
+	live.identify(IntentGuildMessages)
+	gone := dial(t, s, "")
+	gone.identify(IntentGuildMessages)
+	if err := gone.ws.Close(4000, "restarting"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitFor(waitCtx(t), func() bool { return len(s.Closes()) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	s.ExpireDetachedSessions()
+
+	// The session on a live connection is untouched.
+	m := s.PushMessageCreate(s.GuildMessage("200", ann, "still here"))
+	if got := message(t, live.expect(opDispatch, "MESSAGE_CREATE")); got.ID != m.ID {
+		t.Errorf("live session got %+v", got)
+	}
+	// The detached one can no longer be resumed.
+	again := dial(t, s, "")
+	again.sessionID = gone.sessionID
+	again.resume(1)
+	if p := again.expect(opInvalidSession, ""); string(p.D) != "false" {
+		t.Errorf("op 9 d = %s", p.D)
+	}
+
+	// With no session left, an event waits for the next READY instead of
+	// collecting for a session nobody will resume.
+	if err := live.ws.Close(4000, "restarting"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitFor(waitCtx(t), func() bool { return len(s.Closes()) == 2 }); err != nil {
+		t.Fatal(err)
+	}
+	s.ExpireDetachedSessions()
+	held := s.PushMessageCreate(s.GuildMessage("200", ann, "held"))
+	next := dial(t, s, "")
+	next.identify(IntentGuildMessages)
+	if got := message(t, next.expect(opDispatch, "MESSAGE_CREATE")); got.ID != held.ID {
+		t.Errorf("next session got %+v, want the held message", got)
+	}
+}
+
 func TestCloseWith(t *testing.T) {
 	for _, code := range []CloseCode{
 		CloseUnknownError, CloseDecodeError, CloseRateLimited,
