@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -60,6 +59,17 @@ func (s *syncBuffer) String() string {
 	b := s.b.Bytes()
 	if len(b) > 64<<10 {
 		b = b[len(b)-64<<10:]
+	}
+	return string(b)
+}
+
+// tail returns the last n bytes of the log.
+func (s *syncBuffer) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.b.Bytes()
+	if len(b) > n {
+		b = b[len(b)-n:]
 	}
 	return string(b)
 }
@@ -120,17 +130,21 @@ func (c *child) waitReady(ctx context.Context, base string, limit time.Duration)
 }
 
 // stop interrupts the child and waits for it. Stopping a child that has
-// exited returns at once.
+// exited returns at once. A child that fails to stop cleanly is reported
+// with the end of its log, which says why.
 func (c *child) stop(limit time.Duration) error {
 	_ = c.cmd.Process.Signal(os.Interrupt)
 	select {
 	case err := <-c.done:
 		c.done <- err
-		return err
+		if err != nil {
+			return fmt.Errorf("%w; its log ends:\n%s", err, c.log.tail(4<<10))
+		}
+		return nil
 	case <-time.After(limit):
 		_ = c.cmd.Process.Kill()
 		c.done <- <-c.done
-		return errors.New("switchboard did not stop within " + limit.String() + "; killed")
+		return fmt.Errorf("switchboard did not stop within %v; killed; its log ends:\n%s", limit, c.log.tail(4<<10))
 	}
 }
 
