@@ -9,7 +9,7 @@
 // its name appears nowhere else.
 //
 // This package imports nothing of the daemon: not the dispatcher, the
-// store, the agent or a model SDK. What runs bridges in the daemon (access
+// store, the agent or the model clients. What runs bridges in the daemon (access
 // gating, pairing, the group history buffer, the reply router, typing, the
 // supervisor) is package channels.
 //

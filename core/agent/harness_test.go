@@ -66,7 +66,7 @@ func (r *recorder) types() []string {
 }
 
 // harness is a runner wired to real parts: the fake vendor server through
-// the real router and SDK, a real tools executor, a real SQLite store, and
+// the real router and model client, a real tools executor, a real SQLite store, and
 // transcripts in a temp state dir.
 type harness struct {
 	t        *testing.T

@@ -1,52 +1,62 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
+	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/switchboardhq/switchboard/core"
 )
 
 // Anthropic is the anthropic-messages provider: Anthropic's Messages API
-// with streaming, through the official SDK. It is safe for concurrent use.
+// with streaming (POST /v1/messages, server-sent events). It is safe for
+// concurrent use.
 type Anthropic struct {
 	name   string
 	apiKey string
-	client anthropic.Client
+	url    string
+	header http.Header
+	client *http.Client
 	clock  func() time.Time
 }
 
 // Compile-time check that Anthropic is a Provider.
 var _ Provider = (*Anthropic)(nil)
 
+// anthropicBaseURL is the API's address when the configuration names none.
+const anthropicBaseURL = "https://api.anthropic.com"
+
+// anthropicVersion is the API version we speak (the anthropic-version
+// header).
+const anthropicVersion = "2023-06-01"
+
 // NewAnthropic returns the Anthropic provider named name. It reads only
 // cfg (base URL, API key, extra headers), never ANTHROPIC_* environment
 // variables, and leaves retries to the caller (see Router).
 func NewAnthropic(name string, cfg ProviderConfig, opts ProviderOptions) *Anthropic {
-	o := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(httpClient(opts)),
+	base := cfg.BaseURL
+	if base == "" {
+		base = anthropicBaseURL
 	}
-	if cfg.BaseURL != "" {
-		o = append(o, option.WithBaseURL(cfg.BaseURL))
-	}
+	h := http.Header{}
+	h.Set("Anthropic-Version", anthropicVersion)
 	if cfg.APIKey != "" {
-		o = append(o, option.WithAPIKey(cfg.APIKey))
+		h.Set("X-Api-Key", cfg.APIKey)
 	}
-	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
-		o = append(o, option.WithHeader(k, cfg.Headers[k]))
+	extraHeaders(h, cfg.Headers)
+	return &Anthropic{
+		name:   name,
+		apiKey: cfg.APIKey,
+		url:    strings.TrimRight(base, "/") + "/v1/messages",
+		header: h,
+		client: httpClient(opts),
+		clock:  opts.clock(),
 	}
-	return &Anthropic{name: name, apiKey: cfg.APIKey, client: anthropic.NewClient(o...), clock: opts.clock()}
 }
 
 // Stream sends req to the Messages API and streams the reply (see
@@ -60,20 +70,49 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, emit func(core.Ass
 	b.Start()
 	src := errorSource{provider: p.name, model: req.Model.ID, apiKey: p.apiKey, now: now}
 	params, err := anthropicParams(req)
+	if err == nil {
+		var body []byte
+		if body, err = json.Marshal(params); err == nil {
+			return p.stream(ctx, body, b, src)
+		}
+	}
+	return b.Fail(&Error{Kind: ErrorUnknown, Message: err.Error(), Err: err})
+}
+
+func (p *Anthropic) stream(ctx context.Context, body []byte, b *MessageBuilder, src errorSource) (*core.AssistantMessage, error) {
+	resp, err := postStream(ctx, p.client, p.url, p.header, body)
 	if err != nil {
-		return b.Fail(&Error{Kind: ErrorUnknown, Message: err.Error(), Err: err})
-	}
-	stream := p.client.Messages.NewStreaming(ctx, params)
-	defer stream.Close()
-	s := anthropicStream{b: b}
-	for stream.Next() {
-		s.handle(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
 		if ctx.Err() != nil {
 			return b.Abort(ctx)
 		}
 		return b.Fail(anthropicError(src, err))
+	}
+	defer resp.Body.Close()
+	s := anthropicStream{b: b}
+	r := newSSEReader(resp.Body)
+	for !s.stopped {
+		name, data, err := r.next()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break // a stream cut short: see !s.stopped below
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return b.Abort(ctx)
+			}
+			return b.Fail(src.transport(err))
+		}
+		switch string(name) {
+		case "", "ping":
+		case "error":
+			return b.Fail(anthropicError(src, &streamError{data: data}))
+		default:
+			if len(bytes.TrimSpace(data)) == 0 {
+				continue
+			}
+			if err := s.handle(data); err != nil {
+				return b.Fail(src.transport(err))
+			}
+		}
 	}
 	if !s.stopped {
 		if ctx.Err() != nil {
@@ -82,11 +121,11 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, emit func(core.Ass
 		return b.Fail(src.truncated("before message_stop"))
 	}
 	switch s.stop {
-	case anthropic.StopReasonMaxTokens, "model_context_window_exceeded":
+	case "max_tokens", "model_context_window_exceeded":
 		return b.Done(core.StopReasonLength)
-	case anthropic.StopReasonToolUse:
+	case "tool_use":
 		return b.Done(core.StopReasonToolUse)
-	case anthropic.StopReasonRefusal:
+	case "refusal":
 		b.EndAll()
 		return b.Fail(src.refusal("the model declined to answer (refusal)"))
 	default: // end_turn, stop_sequence, pause_turn
@@ -94,9 +133,68 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, emit func(core.Ass
 	}
 }
 
+// streamError is an error event inside a 200 response; data is its JSON.
+type streamError struct{ data []byte }
+
+func (e *streamError) Error() string { return "error event in the stream: " + string(e.data) }
+
 // maxBlockIndex bounds the content block indexes we track, so a broken
 // stream cannot make us allocate without limit.
 const maxBlockIndex = 1 << 12
+
+// anthropicEvent is one stream event: the members of every event type we
+// read, decoded from its data.
+type anthropicEvent struct {
+	Type         string               `json:"type"`
+	Index        int64                `json:"index"`
+	Message      *anthropicEventMsg   `json:"message"`
+	ContentBlock *anthropicBlockStart `json:"content_block"`
+	Delta        *anthropicDelta      `json:"delta"`
+	Usage        *anthropicUsage      `json:"usage"`
+}
+
+type anthropicEventMsg struct {
+	Usage anthropicUsage `json:"usage"`
+}
+
+type anthropicBlockStart struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+	Data      string `json:"data"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+}
+
+type anthropicDelta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Thinking    string `json:"thinking"`
+	Signature   string `json:"signature"`
+	PartialJSON string `json:"partial_json"`
+	StopReason  string `json:"stop_reason"`
+}
+
+type anthropicUsage struct {
+	InputTokens int64 `json:"input_tokens"`
+	// OutputTokens is nil when absent.
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64  `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64  `json:"cache_creation_input_tokens"`
+}
+
+// UnmarshalJSON decodes what it can and ignores members of an unexpected
+// type: a proxy that sends "index": "0" loses that member, not its
+// stream.
+func (e *anthropicEvent) UnmarshalJSON(b []byte) error {
+	type plain anthropicEvent
+	err := json.Unmarshal(b, (*plain)(e))
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+		return nil
+	}
+	return err
+}
 
 // anthropicStream maps Messages API stream events onto a MessageBuilder.
 type anthropicStream struct {
@@ -105,24 +203,37 @@ type anthropicStream struct {
 	// blocks we do not keep (server tool use and results).
 	blocks  []int
 	usage   core.Usage
-	stop    anthropic.StopReason
+	stop    string
 	stopped bool
 }
 
-func (s *anthropicStream) handle(ev anthropic.MessageStreamEventUnion) {
+// handle applies the event whose JSON is data.
+func (s *anthropicStream) handle(data []byte) error {
+	var ev anthropicEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
+	}
 	switch ev.Type {
 	case "message_start":
+		if ev.Message == nil {
+			break
+		}
 		u := ev.Message.Usage
 		s.usage = core.Usage{
 			Input:      u.InputTokens,
-			Output:     u.OutputTokens,
+			Output:     deref(u.OutputTokens),
 			CacheRead:  u.CacheReadInputTokens,
 			CacheWrite: u.CacheCreationInputTokens,
 		}
 		s.b.SetUsage(s.usage)
 	case "content_block_start":
-		s.start(ev.Index, ev.ContentBlock)
+		if ev.ContentBlock != nil {
+			s.start(ev.Index, ev.ContentBlock)
+		}
 	case "content_block_delta":
+		if ev.Delta == nil {
+			break
+		}
 		i := s.block(ev.Index)
 		switch d := ev.Delta; d.Type {
 		case "text_delta":
@@ -137,15 +248,18 @@ func (s *anthropicStream) handle(ev anthropic.MessageStreamEventUnion) {
 	case "content_block_stop":
 		s.b.End(s.block(ev.Index))
 	case "message_delta":
-		if ev.Delta.StopReason != "" {
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
 			s.stop = ev.Delta.StopReason
 		}
 		// Counts here are cumulative. Output is always present; the
 		// others only in newer API versions, and some proxies send them
 		// as 0, which must not erase what message_start said.
+		if ev.Usage == nil {
+			break
+		}
 		u := ev.Usage
-		if u.JSON.OutputTokens.Valid() {
-			s.usage.Output = u.OutputTokens
+		if u.OutputTokens != nil {
+			s.usage.Output = *u.OutputTokens
 		}
 		if u.InputTokens > 0 {
 			s.usage.Input = u.InputTokens
@@ -160,10 +274,18 @@ func (s *anthropicStream) handle(ev anthropic.MessageStreamEventUnion) {
 	case "message_stop":
 		s.stopped = true
 	}
+	return nil
+}
+
+func deref(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
 
 // start opens our block for the API's block idx.
-func (s *anthropicStream) start(idx int64, cb anthropic.ContentBlockStartEventContentBlockUnion) {
+func (s *anthropicStream) start(idx int64, cb *anthropicBlockStart) {
 	if idx < 0 || idx >= maxBlockIndex {
 		return
 	}
@@ -197,32 +319,20 @@ func (s *anthropicStream) block(idx int64) int {
 	return s.blocks[idx]
 }
 
-// streamErrorPrefix starts the SDK's error for an error event it could
-// not tie to a response.
-const streamErrorPrefix = "received error while streaming: "
-
 // anthropicError classifies a failed call: an HTTP error response, an
 // error event in the stream, or a transport error.
 func anthropicError(src errorSource, err error) *Error {
 	var body []byte
 	f := failure{}
-	var ae *anthropic.Error
+	var se *httpStatusError
+	var ee *streamError
 	switch {
-	case errors.As(err, &ae):
-		f.status = ae.StatusCode
-		if ae.Response != nil {
-			f.header = ae.Response.Header
-		}
-		f.errType = string(ae.Type())
-		body = []byte(ae.RawJSON())
-	case strings.HasPrefix(err.Error(), streamErrorPrefix):
-		body = []byte(strings.TrimPrefix(err.Error(), streamErrorPrefix))
+	case errors.As(err, &se):
+		f.status, f.header, body = se.status, se.header, se.body
+	case errors.As(err, &ee):
+		body = ee.data
 	default:
 		return src.transport(err)
-	}
-	// An error event arrives inside a 200 response; it has no status.
-	if f.status >= 200 && f.status < 300 {
-		f.status = 0
 	}
 	var env struct {
 		Error struct {
@@ -231,9 +341,7 @@ func anthropicError(src errorSource, err error) *Error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &env) == nil {
-		if f.errType == "" {
-			f.errType = env.Error.Type
-		}
+		f.errType = env.Error.Type
 		f.message = env.Error.Message
 	}
 	if f.message == "" && f.status != 0 {

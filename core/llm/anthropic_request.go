@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -39,10 +37,86 @@ func thinkingBudget(level ThinkingLevel) int {
 	return 0
 }
 
+// anthropicRequest is the body of a streaming Messages API call.
+type anthropicRequest struct {
+	Model     string             `json:"model"`
+	MaxTokens int                `json:"max_tokens"`
+	Stream    bool               `json:"stream"`
+	System    []anthropicText    `json:"system,omitempty"`
+	Thinking  *anthropicThinking `json:"thinking,omitempty"`
+	Messages  []anthropicMessage `json:"messages"`
+	Tools     []anthropicTool    `json:"tools,omitempty"`
+}
+
+type anthropicThinking struct {
+	Type         string `json:"type"` // "enabled"
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type anthropicMessage struct {
+	Role    string `json:"role"` // "user" or "assistant"
+	Content []any  `json:"content"`
+}
+
+// anthropicCache marks a prompt-cache breakpoint.
+type anthropicCache struct {
+	Type string `json:"type"` // "ephemeral"
+}
+
+var ephemeral = &anthropicCache{Type: "ephemeral"}
+
+// The content blocks we send, one type each, so every member the API
+// requires is always present.
+type (
+	anthropicText struct {
+		Type         string          `json:"type"` // "text"
+		Text         string          `json:"text"`
+		CacheControl *anthropicCache `json:"cache_control,omitempty"`
+	}
+	anthropicImage struct {
+		Type         string               `json:"type"` // "image"
+		Source       anthropicImageSource `json:"source"`
+		CacheControl *anthropicCache      `json:"cache_control,omitempty"`
+	}
+	anthropicImageSource struct {
+		Type      string `json:"type"` // "base64"
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}
+	anthropicThinkingBlock struct {
+		Type      string `json:"type"` // "thinking"
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	}
+	anthropicRedactedThinking struct {
+		Type string `json:"type"` // "redacted_thinking"
+		Data string `json:"data"`
+	}
+	anthropicToolUse struct {
+		Type  string `json:"type"` // "tool_use"
+		ID    string `json:"id"`
+		Name  string `json:"name"`
+		Input any    `json:"input"`
+	}
+	anthropicToolResult struct {
+		Type         string          `json:"type"` // "tool_result"
+		ToolUseID    string          `json:"tool_use_id"`
+		IsError      bool            `json:"is_error,omitempty"`
+		Content      []any           `json:"content,omitempty"`
+		CacheControl *anthropicCache `json:"cache_control,omitempty"`
+	}
+	anthropicTool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+)
+
 // anthropicParams maps a Request to the Messages API.
-func anthropicParams(req *Request) (anthropic.MessageNewParams, error) {
-	p := anthropic.MessageNewParams{
-		Model:    anthropic.Model(req.Model.ID),
+func anthropicParams(req *Request) (*anthropicRequest, error) {
+	p := &anthropicRequest{
+		Model:    req.Model.ID,
+		Stream:   true,
 		Messages: anthropicMessages(req.Messages),
 	}
 	level := req.Thinking
@@ -50,24 +124,29 @@ func anthropicParams(req *Request) (anthropic.MessageNewParams, error) {
 		level = ThinkingOff
 	}
 	maxTokens, budget := anthropicTokenLimits(req.MaxTokens, req.Model.MaxTokens, level)
-	p.MaxTokens = int64(maxTokens)
+	p.MaxTokens = maxTokens
 	if budget > 0 {
-		p.Thinking = anthropic.ThinkingConfigParamOfEnabled(int64(budget))
+		p.Thinking = &anthropicThinking{Type: "enabled", BudgetTokens: budget}
 	}
 	if req.System != "" {
 		// A cache breakpoint after the system prompt (and one after the
 		// last user turn, below) lets the next call of a tool loop read
 		// the whole prefix from the prompt cache.
-		p.System = []anthropic.TextBlockParam{{Text: req.System, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
+		p.System = []anthropicText{{Type: "text", Text: req.System, CacheControl: ephemeral}}
 	}
-	if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == anthropic.MessageParamRoleUser {
+	if n := len(p.Messages); n > 0 && p.Messages[n-1].Role == "user" {
 		blocks := p.Messages[n-1].Content
-		if cc := blocks[len(blocks)-1].GetCacheControl(); cc != nil {
-			*cc = anthropic.NewCacheControlEphemeralParam()
+		switch b := blocks[len(blocks)-1].(type) {
+		case *anthropicText:
+			b.CacheControl = ephemeral
+		case *anthropicImage:
+			b.CacheControl = ephemeral
+		case *anthropicToolResult:
+			b.CacheControl = ephemeral
 		}
 	}
 	for _, t := range req.Tools {
-		tool, err := anthropicTool(t)
+		tool, err := anthropicToolOf(t)
 		if err != nil {
 			return p, err
 		}
@@ -81,21 +160,25 @@ func anthropicParams(req *Request) (anthropic.MessageNewParams, error) {
 // requires the assistant turn that called the tools to start with a
 // thinking block; a turn made without thinking (thinking was switched on
 // since, or another provider made it) cannot be continued with thinking.
-func thinkingContinues(msgs []anthropic.MessageParam) bool {
+func thinkingContinues(msgs []anthropicMessage) bool {
 	n := len(msgs)
-	if n < 2 || msgs[n-1].Role != anthropic.MessageParamRoleUser {
+	if n < 2 || msgs[n-1].Role != "user" {
 		return true
 	}
 	for _, blk := range msgs[n-1].Content {
-		if blk.OfToolResult == nil {
+		if _, ok := blk.(*anthropicToolResult); !ok {
 			return true
 		}
 	}
 	prev := msgs[n-2]
-	if prev.Role != anthropic.MessageParamRoleAssistant || len(prev.Content) == 0 {
+	if prev.Role != "assistant" || len(prev.Content) == 0 {
 		return true
 	}
-	return prev.Content[0].OfThinking != nil || prev.Content[0].OfRedactedThinking != nil
+	switch prev.Content[0].(type) {
+	case *anthropicThinkingBlock, *anthropicRedactedThinking:
+		return true
+	}
+	return false
 }
 
 // anthropicTokenLimits returns max_tokens and the thinking budget (0 for
@@ -133,8 +216,8 @@ func anthropicTokenLimits(reqMax, modelMax int, level ThinkingLevel) (maxTokens,
 // blocks of a user message, consecutive results sharing one message as the
 // API requires. Messages that end up empty are left out, and so are
 // message types the API has no place for.
-func anthropicMessages(msgs []core.Message) []anthropic.MessageParam {
-	out := make([]anthropic.MessageParam, 0, len(msgs))
+func anthropicMessages(msgs []core.Message) []anthropicMessage {
+	out := make([]anthropicMessage, 0, len(msgs))
 	toolResults := false // the last message in out holds only tool results
 	for _, m := range msgs {
 		switch m := m.(type) {
@@ -143,7 +226,7 @@ func anthropicMessages(msgs []core.Message) []anthropic.MessageParam {
 				continue
 			}
 			if blocks := anthropicUserBlocks(m.Content); len(blocks) > 0 {
-				out = append(out, anthropic.NewUserMessage(blocks...))
+				out = append(out, anthropicMessage{Role: "user", Content: blocks})
 				toolResults = false
 			}
 		case *core.AssistantMessage:
@@ -151,19 +234,19 @@ func anthropicMessages(msgs []core.Message) []anthropic.MessageParam {
 				continue
 			}
 			if blocks := anthropicAssistantBlocks(m.Content); len(blocks) > 0 {
-				out = append(out, anthropic.NewAssistantMessage(blocks...))
+				out = append(out, anthropicMessage{Role: "assistant", Content: blocks})
 				toolResults = false
 			}
 		case *core.ToolResultMessage:
 			if m == nil {
 				continue
 			}
-			blk := anthropicToolResult(m)
+			blk := anthropicToolResultOf(m)
 			if toolResults {
 				last := &out[len(out)-1]
 				last.Content = append(last.Content, blk)
 			} else {
-				out = append(out, anthropic.NewUserMessage(blk))
+				out = append(out, anthropicMessage{Role: "user", Content: []any{blk}})
 				toolResults = true
 			}
 		}
@@ -171,24 +254,24 @@ func anthropicMessages(msgs []core.Message) []anthropic.MessageParam {
 	return out
 }
 
-func anthropicUserBlocks(c core.UserContent) []anthropic.ContentBlockParamUnion {
+func anthropicUserBlocks(c core.UserContent) []any {
 	if c.Blocks == nil {
 		if strings.TrimSpace(c.Text) == "" {
 			return nil
 		}
-		return []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(c.Text)}
+		return []any{&anthropicText{Type: "text", Text: c.Text}}
 	}
-	var out []anthropic.ContentBlockParamUnion
+	var out []any
 	for _, blk := range c.Blocks {
 		switch b := blk.(type) {
 		case *core.TextContent:
 			// The API rejects empty and whitespace-only text blocks.
 			if b != nil && strings.TrimSpace(b.Text) != "" {
-				out = append(out, anthropic.NewTextBlock(b.Text))
+				out = append(out, &anthropicText{Type: "text", Text: b.Text})
 			}
 		case *core.ImageContent:
 			if b != nil && b.Data != "" {
-				out = append(out, anthropic.NewImageBlockBase64(b.MimeType, b.Data))
+				out = append(out, anthropicImageOf(b))
 			}
 		}
 	}
@@ -199,21 +282,21 @@ func anthropicUserBlocks(c core.UserContent) []anthropic.ContentBlockParamUnion 
 // its signature; thinking goes back only when signed, since the API
 // rejects unsigned thinking (a reply from another provider, or one cut
 // short); redacted thinking goes back as the encrypted data it came as.
-func anthropicAssistantBlocks(c core.Content) []anthropic.ContentBlockParamUnion {
-	var out []anthropic.ContentBlockParamUnion
+func anthropicAssistantBlocks(c core.Content) []any {
+	var out []any
 	for _, blk := range c {
 		switch b := blk.(type) {
 		case *core.TextContent:
 			if b != nil && strings.TrimSpace(b.Text) != "" {
-				out = append(out, anthropic.NewTextBlock(b.Text))
+				out = append(out, &anthropicText{Type: "text", Text: b.Text})
 			}
 		case *core.ThinkingContent:
 			switch {
 			case b == nil || b.ThinkingSignature == "":
 			case isRedacted(b):
-				out = append(out, anthropic.NewRedactedThinkingBlock(b.ThinkingSignature))
+				out = append(out, &anthropicRedactedThinking{Type: "redacted_thinking", Data: b.ThinkingSignature})
 			default:
-				out = append(out, anthropic.NewThinkingBlock(b.ThinkingSignature, b.Thinking))
+				out = append(out, &anthropicThinkingBlock{Type: "thinking", Thinking: b.Thinking, Signature: b.ThinkingSignature})
 			}
 		case *core.ToolCall:
 			if b == nil {
@@ -223,7 +306,7 @@ func anthropicAssistantBlocks(c core.Content) []anthropic.ContentBlockParamUnion
 			if b.Arguments == nil {
 				args = map[string]any{}
 			}
-			out = append(out, anthropic.NewToolUseBlock(b.ID, args, b.Name))
+			out = append(out, &anthropicToolUse{Type: "tool_use", ID: b.ID, Name: b.Name, Input: args})
 		}
 	}
 	return out
@@ -234,74 +317,43 @@ func isRedacted(t *core.ThinkingContent) bool {
 	return string(t.Extra["redacted"]) == "true"
 }
 
-func anthropicToolResult(m *core.ToolResultMessage) anthropic.ContentBlockParamUnion {
-	r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
-	if m.IsError {
-		r.IsError = anthropic.Bool(true)
-	}
+func anthropicImageOf(b *core.ImageContent) *anthropicImage {
+	return &anthropicImage{Type: "image", Source: anthropicImageSource{Type: "base64", MediaType: b.MimeType, Data: b.Data}}
+}
+
+func anthropicToolResultOf(m *core.ToolResultMessage) *anthropicToolResult {
+	r := &anthropicToolResult{Type: "tool_result", ToolUseID: m.ToolCallID, IsError: m.IsError}
 	for _, blk := range m.Content {
 		switch b := blk.(type) {
 		case *core.TextContent:
 			if b != nil && b.Text != "" {
-				r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: b.Text}})
+				r.Content = append(r.Content, &anthropicText{Type: "text", Text: b.Text})
 			}
 		case *core.ImageContent:
 			if b != nil && b.Data != "" {
-				r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: &anthropic.ImageBlockParam{
-					Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{
-						Data:      b.Data,
-						MediaType: anthropic.Base64ImageSourceMediaType(b.MimeType),
-					}},
-				}})
+				r.Content = append(r.Content, anthropicImageOf(b))
 			}
 		}
 	}
-	return anthropic.ContentBlockParamUnion{OfToolResult: &r}
+	return r
 }
 
-// anthropicTool maps a tool; its JSON Schema becomes input_schema, whose
-// properties and required members the SDK models as fields and the rest
-// (definitions, additionalProperties, ...) as extra fields.
-func anthropicTool(t ToolSpec) (anthropic.ToolUnionParam, error) {
-	var schema anthropic.ToolInputSchemaParam
+// anthropicToolOf maps a tool; its JSON Schema becomes input_schema, an
+// object schema ("type": "object", with "properties" if it had none).
+func anthropicToolOf(t ToolSpec) (anthropicTool, error) {
+	schema := map[string]json.RawMessage{}
 	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-		var m map[string]any
-		if err := json.Unmarshal(t.Parameters, &m); err != nil {
-			return anthropic.ToolUnionParam{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
-		}
-		for k, v := range m {
-			switch k {
-			case "type":
-			case "properties":
-				schema.Properties = v
-			case "required":
-				schema.Required = stringList(v)
-			default:
-				if schema.ExtraFields == nil {
-					schema.ExtraFields = map[string]any{}
-				}
-				schema.ExtraFields[k] = v
-			}
+		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
+			return anthropicTool{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
 		}
 	}
-	if schema.Properties == nil {
-		schema.Properties = map[string]any{}
+	schema["type"] = json.RawMessage(`"object"`)
+	if p, ok := schema["properties"]; !ok || string(p) == "null" {
+		schema["properties"] = json.RawMessage(`{}`)
 	}
-	tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
-	if t.Description != "" {
-		tool.Description = anthropic.String(t.Description)
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return anthropicTool{}, fmt.Errorf("tool %q: %w", t.Name, err)
 	}
-	return anthropic.ToolUnionParam{OfTool: &tool}, nil
-}
-
-// stringList returns the strings of a decoded JSON array.
-func stringList(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		if s, ok := e.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
+	return anthropicTool{Name: t.Name, Description: t.Description, InputSchema: raw}, nil
 }

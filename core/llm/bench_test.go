@@ -9,7 +9,7 @@ import (
 )
 
 // benchmarkStream streams a 200-delta text reply from a fake server per
-// iteration: the SDK's SSE parsing, our event mapping and the in-process
+// iteration: the client's SSE parsing, our event mapping and the in-process
 // server's writes (its rendering is cached).
 func benchmarkStream(b *testing.B, newServer func(testing.TB, ...llmtest.Response) *llmtest.Server) {
 	parts := make([]string, 200)

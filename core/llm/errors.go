@@ -37,7 +37,7 @@ type errorSource struct {
 
 // classify turns a failed response or error event into an *Error: whether
 // a retry can help, what kind of failure it was, and a message safe to show
-// a user. cause is the SDK's error, kept (redacted) as Err.
+// a user. cause is the underlying error, kept (redacted) as Err.
 func (s errorSource) classify(f failure, cause error) *Error {
 	msg := s.redact(strings.TrimSpace(f.message))
 	typ := strings.ToLower(f.errType)
@@ -132,7 +132,7 @@ func (s errorSource) redact(text string) string {
 	return strings.ReplaceAll(text, s.apiKey, "[redacted]")
 }
 
-// redactErr returns err, or, when its message shows the API key (an SDK
+// redactErr returns err, or, when its message shows the API key (an
 // error quoting a response body that echoes the key), an opaque error with
 // the key removed: an error chain that leads to the key would leak it to
 // whoever logs the cause.

@@ -1,31 +1,31 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
+	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
+	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/switchboardhq/switchboard/core"
 )
 
 // OpenAI is the openai-completions provider: OpenAI's Chat Completions API
-// with streaming, through the official SDK. It also speaks to the
-// OpenAI-compatible servers of Ollama, vLLM and llama.cpp
-// (baseUrl "http://host:port/v1"). It is safe for concurrent use.
+// with streaming (POST <baseUrl>/chat/completions, server-sent events). It
+// also speaks to the OpenAI-compatible servers of Ollama, vLLM and
+// llama.cpp (baseUrl "http://host:port/v1"). It is safe for concurrent
+// use.
 type OpenAI struct {
 	name                string
 	apiKey              string
-	client              openai.Client
+	url                 string
+	header              http.Header
+	client              *http.Client
 	clock               func() time.Time
 	maxCompletionTokens bool
 }
@@ -33,32 +33,29 @@ type OpenAI struct {
 // Compile-time check that OpenAI is a Provider.
 var _ Provider = (*OpenAI)(nil)
 
+// openaiBaseURL is OpenAI's API when the configuration names no server.
+const openaiBaseURL = "https://api.openai.com/v1"
+
 // NewOpenAI returns the chat-completions provider named name. It reads
 // only cfg (base URL, API key, extra headers), never OPENAI_* environment
 // variables, and leaves retries to the caller (see Router). An empty API
 // key sends no Authorization header, as local servers expect.
 func NewOpenAI(name string, cfg ProviderConfig, opts ProviderOptions) *OpenAI {
-	o := []option.RequestOption{
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(httpClient(opts)),
+	base := cfg.BaseURL
+	if base == "" {
+		base = openaiBaseURL
 	}
-	if cfg.BaseURL != "" {
-		o = append(o, option.WithBaseURL(cfg.BaseURL))
-	} else {
-		o = append(o, option.WithEnvironmentProduction())
-	}
+	h := http.Header{}
 	if cfg.APIKey != "" {
-		o = append(o, option.WithAPIKey(cfg.APIKey))
+		h.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
-		o = append(o, option.WithHeader(k, cfg.Headers[k]))
-	}
+	extraHeaders(h, cfg.Headers)
 	return &OpenAI{
-		name:   name,
-		apiKey: cfg.APIKey,
-		// The service rather than openai.NewClient, which would add
-		// OPENAI_BASE_URL, OPENAI_API_KEY and friends from the environment.
-		client:              openai.NewClient(o...),
+		name:                name,
+		apiKey:              cfg.APIKey,
+		url:                 strings.TrimRight(base, "/") + "/chat/completions",
+		header:              h,
+		client:              httpClient(opts),
 		clock:               opts.clock(),
 		maxCompletionTokens: isOpenAIEndpoint(cfg.BaseURL),
 	}
@@ -84,18 +81,20 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, emit func(core.Assist
 	b.Start()
 	src := errorSource{provider: p.name, model: req.Model.ID, apiKey: p.apiKey, now: now}
 	params, err := openaiParams(req, p.maxCompletionTokens)
+	var body []byte
+	if err == nil {
+		body, err = json.Marshal(params)
+	}
 	if err != nil {
 		return b.Fail(&Error{Kind: ErrorUnknown, Message: err.Error(), Err: err})
 	}
-	stream := p.newStreaming(ctx, params)
-	defer stream.Close()
 	s := openaiStream{b: b, cur: -1, now: now}
-	for stream.Next() {
-		s.handle(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
+	if err := p.stream(ctx, body, &s); err != nil {
 		if ctx.Err() != nil {
 			return b.Abort(ctx)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return b.Fail(src.truncated("in the middle of an event"))
 		}
 		return b.Fail(openaiError(src, err))
 	}
@@ -121,6 +120,43 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, emit func(core.Assist
 			return b.Done(core.StopReasonToolUse)
 		}
 		return b.Done(core.StopReasonStop)
+	}
+}
+
+// doneData is the data of the event that ends a stream.
+var doneData = []byte("[DONE]")
+
+// stream sends body and feeds each chunk to s until [DONE] or the end of
+// the stream. An error is the HTTP failure, an error chunk, or a broken
+// stream; a stream that just ends is not an error (Stream judges what
+// arrived).
+func (p *OpenAI) stream(ctx context.Context, body []byte, s *openaiStream) error {
+	resp, err := postStream(ctx, p.client, p.url, p.header, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	r := newSSEReader(resp.Body)
+	for {
+		_, data, err := r.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		case bytes.HasPrefix(data, doneData):
+			return nil
+		case len(bytes.TrimSpace(data)) == 0:
+			continue
+		}
+		var c openaiChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return err
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			return &streamError{data: bytes.Clone(data)}
+		}
+		s.handle(c)
 	}
 }
 
@@ -271,26 +307,18 @@ func (s *openaiStream) findCall(tc openaiToolCallDelta) *openaiCall {
 // openaiError classifies a failed call: an HTTP error response, an error
 // chunk in the stream, or a transport error.
 func openaiError(src errorSource, err error) *Error {
-	var ae *openai.Error
-	var se *ssestream.StreamError
+	var se *httpStatusError
+	var ee *streamError
 	switch {
-	case errors.As(err, &ae):
-		f := failure{status: ae.StatusCode, errType: ae.Type, code: ae.Code, message: ae.Message}
-		if ae.Response != nil {
-			f.header = ae.Response.Header
-		}
+	case errors.As(err, &se):
+		f := openaiFailure(se.body)
+		f.status, f.header = se.status, se.header
 		if f.message == "" {
 			f.message = http.StatusText(f.status)
 		}
 		return src.classify(f, err)
-	case errors.As(err, &se):
-		var env struct {
-			Error openaiErrorBody `json:"error"`
-		}
-		f := failure{}
-		if json.Unmarshal(se.Event.Data, &env) == nil {
-			f.errType, f.code, f.message = env.Error.Type, env.Error.code(), env.Error.Message
-		}
+	case errors.As(err, &ee):
+		f := openaiFailure(ee.data)
 		if f.message == "" {
 			f.message = "the provider reported an error mid-stream"
 		}
@@ -299,13 +327,38 @@ func openaiError(src errorSource, err error) *Error {
 	return src.transport(err)
 }
 
+// openaiFailure reads an error body: {"error": {...}} as OpenAI, vLLM and
+// llama.cpp send it, {"error": "text"} as Ollama does, or the error
+// object's members at the top level (vLLM's older form).
+func openaiFailure(body []byte) failure {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+		openaiErrorBody
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return failure{}
+	}
+	e := env.openaiErrorBody
+	if msg := jsonString(string(env.Error)); msg != "" {
+		e = openaiErrorBody{Message: msg}
+	} else if len(env.Error) > 0 && env.Error[0] == '{' {
+		var inner openaiErrorBody
+		if json.Unmarshal(env.Error, &inner) == nil {
+			e = inner
+		}
+	}
+	return failure{errType: e.typ(), code: e.code(), message: e.Message}
+}
+
 // openaiErrorBody is an error object; servers send its code as a string
 // (OpenAI) or a number (llama.cpp).
 type openaiErrorBody struct {
 	Message string          `json:"message"`
-	Type    string          `json:"type"`
+	Type    json.RawMessage `json:"type"`
 	Code    json.RawMessage `json:"code"`
 }
+
+func (e openaiErrorBody) typ() string { return jsonString(string(e.Type)) }
 
 func (e openaiErrorBody) code() string {
 	if s := jsonString(string(e.Code)); s != "" {

@@ -1,40 +1,24 @@
 package llm
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// newStreaming sends a streaming chat completion as the SDK's
-// ChatCompletionService.NewStreaming does (same client options, auth and
-// SSE decoding, error events included) but decodes each chunk into
-// openaiChunk, which holds only what the stream handler reads. The SDK's
-// ChatCompletionChunk is decoded by its reflection-based decoder, which
-// cost ~33 µs and 7 KB per chunk: most of a turn's CPU with a fast model
-// (BenchmarkOpenAIStream).
-func (p *OpenAI) newStreaming(ctx context.Context, params openai.ChatCompletionNewParams) *ssestream.Stream[openaiChunk] {
-	var raw *http.Response
-	err := p.client.Post(ctx, "chat/completions", params, &raw, option.WithJSONSet("stream", true))
-	return ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err)
-}
-
-// openaiChunk is the part of a chat.completion.chunk the stream uses.
+// openaiChunk is the part of a chat.completion.chunk the stream uses,
+// decoded with encoding/json into these few members only.
 type openaiChunk struct {
 	Choices []openaiChoiceDelta `json:"choices"`
 	// Usage is nil unless the chunk carries it (the last one, with
 	// stream_options.include_usage).
 	Usage *openaiUsage `json:"usage"`
+	// Error is set when a server reports a failure mid-stream.
+	Error json.RawMessage `json:"error"`
 }
 
 // UnmarshalJSON decodes what it can and ignores members of an unexpected
-// type, as the SDK's decoder did: a server that sends "content": 1 or an
-// object for "arguments" loses that member, not its stream.
+// type: a server that sends "content": 1 or an object for "arguments"
+// loses that member, not its stream.
 func (c *openaiChunk) UnmarshalJSON(b []byte) error {
 	type plain openaiChunk
 	err := json.Unmarshal(b, (*plain)(c))

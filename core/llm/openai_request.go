@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/switchboardhq/switchboard/core"
 )
 
@@ -15,22 +12,73 @@ import (
 // take only text there.
 const imageOmitted = "[image omitted]"
 
+// openaiRequest is the body of a streaming chat completion.
+type openaiRequest struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
+	Messages            []openaiMessage `json:"messages"`
+	Tools               []openaiTool    `json:"tools,omitempty"`
+}
+
+// openaiMessage is a system, user, assistant or tool message. Content is
+// a string or, for a user message with an image, a list of parts; nil
+// leaves it out (an assistant message that only calls tools).
+type openaiMessage struct {
+	Role       string           `json:"role"`
+	Content    any              `json:"content,omitempty"`
+	ToolCalls  []openaiToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+}
+
+// openaiPart is a part of a user message: text, or an image by URL.
+type openaiPart struct {
+	Type     string          `json:"type"` // "text" or "image_url"
+	Text     string          `json:"text,omitempty"`
+	ImageURL *openaiImageURL `json:"image_url,omitempty"`
+}
+
+type openaiImageURL struct {
+	URL string `json:"url"`
+}
+
+type openaiToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type openaiTool struct {
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
 // openaiParams maps a Request to chat completions. maxCompletionTokens
 // picks the field that carries the response cap: OpenAI's own API wants
 // max_completion_tokens (its reasoning models reject max_tokens), while
 // Ollama, vLLM and llama.cpp servers have long understood max_tokens.
-func openaiParams(req *Request, maxCompletionTokens bool) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(req.Model.ID),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
-	p.Messages = make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+func openaiParams(req *Request, maxCompletionTokens bool) (*openaiRequest, error) {
+	p := &openaiRequest{Model: req.Model.ID, Stream: true}
+	p.StreamOptions.IncludeUsage = true
+	p.Messages = make([]openaiMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		p.Messages = append(p.Messages, openaiMessage{Role: "system", Content: req.System})
 	}
 	p.Messages = appendOpenAIMessages(p.Messages, req.Messages)
 	for _, t := range req.Tools {
-		tool, err := openaiTool(t)
+		tool, err := openaiToolOf(t)
 		if err != nil {
 			return p, err
 		}
@@ -42,32 +90,22 @@ func openaiParams(req *Request, maxCompletionTokens bool) (openai.ChatCompletion
 	}
 	if maxTokens > 0 {
 		if maxCompletionTokens {
-			p.MaxCompletionTokens = openai.Int(int64(maxTokens))
+			p.MaxCompletionTokens = maxTokens
 		} else {
-			p.MaxTokens = openai.Int(int64(maxTokens))
+			p.MaxTokens = maxTokens
 		}
 	}
-	if effort := reasoningEffort(req.Thinking); effort != "" {
-		p.ReasoningEffort = effort
-	}
+	p.ReasoningEffort = reasoningEffort(req.Thinking)
 	return p, nil
 }
 
 // reasoningEffort maps a thinking level to reasoning_effort; "" (off, or
 // not set) leaves the field out so models without reasoning accept the
 // request.
-func reasoningEffort(level ThinkingLevel) shared.ReasoningEffort {
+func reasoningEffort(level ThinkingLevel) string {
 	switch level {
-	case ThinkingMinimal:
-		return shared.ReasoningEffortMinimal
-	case ThinkingLow:
-		return shared.ReasoningEffortLow
-	case ThinkingMedium:
-		return shared.ReasoningEffortMedium
-	case ThinkingHigh:
-		return shared.ReasoningEffortHigh
-	case ThinkingXHigh:
-		return shared.ReasoningEffortXhigh
+	case ThinkingMinimal, ThinkingLow, ThinkingMedium, ThinkingHigh, ThinkingXHigh:
+		return string(level)
 	}
 	return ""
 }
@@ -75,7 +113,7 @@ func reasoningEffort(level ThinkingLevel) shared.ReasoningEffort {
 // appendOpenAIMessages maps the conversation. Thinking is not sent back
 // (chat completions have no place for it); messages that end up empty and
 // message types the API has no place for are left out.
-func appendOpenAIMessages(out []openai.ChatCompletionMessageParamUnion, msgs []core.Message) []openai.ChatCompletionMessageParamUnion {
+func appendOpenAIMessages(out []openaiMessage, msgs []core.Message) []openaiMessage {
 	for _, m := range msgs {
 		switch m := m.(type) {
 		case *core.UserMessage:
@@ -96,10 +134,7 @@ func appendOpenAIMessages(out []openai.ChatCompletionMessageParamUnion, msgs []c
 			if m == nil {
 				continue
 			}
-			out = append(out, openai.ChatCompletionMessageParamUnion{OfTool: &openai.ChatCompletionToolMessageParam{
-				ToolCallID: m.ToolCallID,
-				Content:    openai.ChatCompletionToolMessageParamContentUnion{OfString: openai.String(toolResultText(m.Content))},
-			}})
+			out = append(out, openaiMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: toolResultText(m.Content)})
 		}
 	}
 	return out
@@ -107,43 +142,41 @@ func appendOpenAIMessages(out []openai.ChatCompletionMessageParamUnion, msgs []c
 
 // openaiUser maps a user message: a plain string when it is one piece of
 // text, else content parts with images as data URLs.
-func openaiUser(c core.UserContent) (openai.ChatCompletionMessageParamUnion, bool) {
+func openaiUser(c core.UserContent) (openaiMessage, bool) {
 	if c.Blocks == nil {
 		if strings.TrimSpace(c.Text) == "" {
-			return openai.ChatCompletionMessageParamUnion{}, false
+			return openaiMessage{}, false
 		}
-		return openai.UserMessage(c.Text), true
+		return openaiMessage{Role: "user", Content: c.Text}, true
 	}
-	var parts []openai.ChatCompletionContentPartUnionParam
+	var parts []openaiPart
 	for _, blk := range c.Blocks {
 		switch b := blk.(type) {
 		case *core.TextContent:
 			if b != nil && b.Text != "" {
-				parts = append(parts, openai.TextContentPart(b.Text))
+				parts = append(parts, openaiPart{Type: "text", Text: b.Text})
 			}
 		case *core.ImageContent:
 			if b != nil && b.Data != "" {
-				parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
-					URL: "data:" + b.MimeType + ";base64," + b.Data,
-				}))
+				parts = append(parts, openaiPart{Type: "image_url", ImageURL: &openaiImageURL{URL: "data:" + b.MimeType + ";base64," + b.Data}})
 			}
 		}
 	}
 	switch {
 	case len(parts) == 0:
-		return openai.ChatCompletionMessageParamUnion{}, false
-	case len(parts) == 1 && parts[0].OfText != nil:
+		return openaiMessage{}, false
+	case len(parts) == 1 && parts[0].Type == "text":
 		// Some local servers still take only string content.
-		return openai.UserMessage(parts[0].OfText.Text), true
+		return openaiMessage{Role: "user", Content: parts[0].Text}, true
 	}
-	return openai.UserMessage(parts), true
+	return openaiMessage{Role: "user", Content: parts}, true
 }
 
 // openaiAssistant maps an earlier reply: its text, joined, and its tool
 // calls with their arguments as a JSON string.
-func openaiAssistant(c core.Content) (openai.ChatCompletionMessageParamUnion, bool) {
+func openaiAssistant(c core.Content) (openaiMessage, bool) {
 	var text strings.Builder
-	a := &openai.ChatCompletionAssistantMessageParam{}
+	a := openaiMessage{Role: "assistant"}
 	for _, blk := range c {
 		switch b := blk.(type) {
 		case *core.TextContent:
@@ -154,24 +187,15 @@ func openaiAssistant(c core.Content) (openai.ChatCompletionMessageParamUnion, bo
 			if b == nil {
 				continue
 			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: b.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      b.Name,
-						Arguments: argumentsJSON(b.Arguments),
-					},
-				},
-			})
+			call := openaiToolCall{ID: b.ID, Type: "function"}
+			call.Function.Name, call.Function.Arguments = b.Name, argumentsJSON(b.Arguments)
+			a.ToolCalls = append(a.ToolCalls, call)
 		}
 	}
 	if strings.TrimSpace(text.String()) != "" {
-		a.Content.OfString = openai.String(text.String())
+		a.Content = text.String()
 	}
-	if a.Content.OfString.Valid() || len(a.ToolCalls) > 0 {
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: a}, true
-	}
-	return openai.ChatCompletionMessageParamUnion{}, false
+	return a, a.Content != nil || len(a.ToolCalls) > 0
 }
 
 // argumentsJSON encodes tool-call arguments; nil is {}.
@@ -207,18 +231,20 @@ func toolResultText(c core.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// openaiTool maps a tool to a function tool.
-func openaiTool(t ToolSpec) (openai.ChatCompletionToolUnionParam, error) {
-	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+// emptyObjectSchema is the parameters of a tool that declares none.
+var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// openaiToolOf maps a tool to a function tool; its JSON Schema goes as
+// it is, once checked to be an object.
+func openaiToolOf(t ToolSpec) (openaiTool, error) {
+	tool := openaiTool{Type: "function"}
+	tool.Function.Name, tool.Function.Description, tool.Function.Parameters = t.Name, t.Description, emptyObjectSchema
 	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-		params = nil
-		if err := json.Unmarshal(t.Parameters, &params); err != nil {
-			return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.Parameters, &obj); err != nil {
+			return openaiTool{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
 		}
+		tool.Function.Parameters = t.Parameters
 	}
-	def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: params}
-	if t.Description != "" {
-		def.Description = openai.String(t.Description)
-	}
-	return openai.ChatCompletionFunctionTool(def), nil
+	return tool, nil
 }

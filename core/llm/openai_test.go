@@ -134,9 +134,11 @@ func TestOpenAICompatibleServerErrors(t *testing.T) {
 		{"llama.cpp context size", llmtest.HTTPError(400, nil,
 			`{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`),
 			llm.ErrorContextLength, false},
+		// vLLM's older form puts the error's members at the top level;
+		// read there, its message says the prompt does not fit.
 		{"vLLM top-level error", llmtest.HTTPError(400, nil,
 			`{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}`),
-			llm.ErrorUnknown, false},
+			llm.ErrorContextLength, false},
 		{"ollama string error", llmtest.HTTPError(404, nil, `{"error":"model \"llama9\" not found, try pulling it first"}`),
 			llm.ErrorUnknown, false},
 		{"plain text 503", llmtest.HTTPError(503, nil, "upstream unavailable"), llm.ErrorUnknown, true},

@@ -8,9 +8,10 @@ import (
 
 // ProviderOptions are a provider's dependencies. The zero value is usable.
 type ProviderOptions struct {
-	// HTTPClient sends the requests. Nil means the SDK's default client,
-	// which has no overall timeout (streams run as long as the context
-	// allows) but gives up on a server that sends no headers for 10 minutes.
+	// HTTPClient sends the requests. Nil means a client on a copy of
+	// http.DefaultTransport, which has no overall timeout (streams run as
+	// long as the context allows) but gives up on a server that sends no
+	// headers for 10 minutes.
 	HTTPClient *http.Client
 	// Clock stamps each message's timestamp and dates a Retry-After. Nil
 	// means time.Now.

@@ -3,6 +3,6 @@
 // package of this module by another against a table of allowed edges, each
 // with its reason, and that the bridge contract, the adapters and their
 // platform fakes stay free of the daemon (the dispatcher, the store, the
-// agent, the model SDKs). platforms_test.go checks that no platform's name
+// agent, the model clients). platforms_test.go checks that no platform's name
 // drives logic outside its bridge's folder.
 package arch

@@ -150,13 +150,12 @@ var bridgeSideAllowed = map[string]string{
 
 // daemonOnly are what the bridge contract, every adapter and every
 // platform fake must not depend on, even indirectly: importing one adapter
-// must not compile the dispatcher, SQLite or a model SDK.
+// must not compile the dispatcher, SQLite or the model clients.
 var daemonOnly = []string{
 	module + "/queue",
 	module + "/store",
 	module + "/core/agent",
-	"github.com/openai/openai-go",
-	"github.com/anthropics/anthropic-sdk-go",
+	module + "/core/llm",
 }
 
 type listedPackage struct {
@@ -289,7 +288,7 @@ func TestImportsFollowTheLayering(t *testing.T) {
 // TestBridgeSideStaysFreeOfTheDaemon: go list -deps of the bridge
 // contract, every adapter (any package that declares a Descriptor, the
 // example's too), every platform fake and the bridges' test kit excludes
-// the dispatcher, the store, the agent and both model SDKs.
+// the dispatcher, the store, the agent and the model clients.
 func TestBridgeSideStaysFreeOfTheDaemon(t *testing.T) {
 	pkgs := listPackages(t, moduleRoot(t))
 	checked := 0

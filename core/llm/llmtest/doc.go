@@ -2,8 +2,8 @@
 // any package that calls a model.
 //
 // NewAnthropicServer and NewOpenAIServer start httptest servers that speak
-// the vendors' real wire formats, so the official SDKs inside the llm
-// providers parse real server-sent events; each answers requests from a
+// the vendors' real wire formats, so the llm providers' own clients parse
+// real server-sent events; each answers requests from a
 // script of Responses and records the requests for assertions.
 // ScriptedProvider plays the same scripts as an llm.Provider without any
 // HTTP, for tests of the agent loop.

@@ -1,0 +1,65 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+)
+
+// maxErrorBody bounds how much of a failed response's body is read for
+// its error message.
+const maxErrorBody = 64 << 10
+
+// userAgent names us to the providers.
+const userAgent = "switchboard"
+
+// httpStatusError is a response with a status other than 2xx: its status,
+// header (for Retry-After) and the start of its body.
+type httpStatusError struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *httpStatusError) Error() string {
+	return http.StatusText(e.status) + ": " + string(e.body)
+}
+
+// postStream POSTs body as JSON to url with header and returns the
+// response of a 2xx status, whose body the caller reads and closes. Any
+// other status is an *httpStatusError; a request that got no response
+// returns the transport's error. Blocking network IO on the calling
+// goroutine, bounded by ctx.
+func postStream(ctx context.Context, client *http.Client, url string, header http.Header, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", userAgent)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return nil, &httpStatusError{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// extraHeaders returns the configured headers (models.providers.*.headers)
+// in a stable order, set last so they can override ours.
+func extraHeaders(h http.Header, extra map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		h.Set(k, extra[k])
+	}
+}
