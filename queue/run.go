@@ -41,7 +41,11 @@ type run struct {
 	noDeliver bool
 	// fence is the session lease the run holds (Deps.Leases); its
 	// outcome is written only while the lease holds.
-	fence  store.Fence
+	fence store.Fence
+	// ended: the model turn is over and only its bookkeeping (the
+	// outcome's commit, the observers' final events, delivery) is left.
+	// Guarded by Dispatcher.mu.
+	ended  bool
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
@@ -253,6 +257,11 @@ func (d *Dispatcher) execute(s *session, r *run) {
 	}
 	res, err := d.deps.Runner.Run(r.ctx, r.turn)
 	release()
+	// From here a client may have its final (the observers send it below):
+	// a message it sends straight back finds the session free.
+	d.mu.Lock()
+	r.ended = true
+	d.mu.Unlock()
 	if err == nil && !errors.Is(context.Cause(r.ctx), errShutdown) {
 		d.complete(r, res)
 	}
@@ -407,8 +416,11 @@ func (d *Dispatcher) afterRun(s *session, r *run, res *agent.Result, err error) 
 			s.items = mergeByID(back, s.items)
 		}
 	}
+	next := s.startNext && s.failures == 0
+	s.startNext = false
 	if !d.stopping {
-		if s.priority != nil {
+		switch {
+		case s.priority != nil:
 			it := s.priority
 			s.priority = nil
 			if s.interruptTimer != nil {
@@ -416,7 +428,14 @@ func (d *Dispatcher) afterRun(s *session, r *run, res *agent.Result, err error) 
 				s.interruptTimer = nil
 			}
 			d.startRunLocked(s, []*item{it}, nil)
-		} else {
+		case next:
+			// A message came after the turn ended: it runs now.
+			if s.drainTimer != nil {
+				s.drainTimer.Stop()
+				s.drainTimer = nil
+			}
+			d.drainLocked(s, true)
+		default:
 			d.scheduleDrainLocked(s)
 		}
 	}

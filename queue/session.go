@@ -35,6 +35,10 @@ type session struct {
 	ids map[int64]struct{}
 	// leased: this instance holds the session's lease (Deps.Leases).
 	leased bool
+	// startNext: a message arrived after the active turn ended, into an
+	// empty queue; it runs as soon as the turn's bookkeeping is done, not
+	// after a debounce.
+	startNext bool
 }
 
 // overflowState is the cap's dropped items: their journal ids (completed
@@ -154,6 +158,11 @@ func (d *Dispatcher) drain(s *session) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s.drainTimer = nil
+	d.drainLocked(s, false)
+}
+
+// drainLocked is drain under d.mu; now skips the wait for a quiet queue.
+func (d *Dispatcher) drainLocked(s *session, now bool) {
 	if d.stopping || s.active != nil || d.sessions[s.key] != s {
 		return
 	}
@@ -163,7 +172,7 @@ func (d *Dispatcher) drain(s *session) {
 		return
 	}
 	st := d.queueSettings(s)
-	if quiet := d.clock.Now().Sub(s.lastEnqueued); quiet < st.Debounce {
+	if quiet := d.clock.Now().Sub(s.lastEnqueued); quiet < st.Debounce && !now {
 		d.scheduleDrainLocked(s)
 		return
 	}

@@ -127,10 +127,20 @@ func (d *Dispatcher) accept(it *item, fresh bool) Receipt {
 		s.ids[it.id] = struct{}{}
 	}
 	heartbeat := it.rec.Inbound.Kind == core.InboundHeartbeat
-	if s.active == nil && len(s.items) == 0 && s.priority == nil && s.overflow.Dropped == 0 {
+	nothingWaits := len(s.items) == 0 && s.priority == nil && s.overflow.Dropped == 0
+	if s.active == nil && nothingWaits {
 		r := d.startRunLocked(s, []*item{it}, nil)
 		d.mu.Unlock()
 		return Receipt{Disposition: Running, RunID: r.id}
+	}
+	if s.active != nil && s.active.ended && nothingWaits && fresh {
+		// The turn is over (its sender may already have the final): the
+		// message is not one that arrived during a turn, so no mode
+		// applies; it runs the moment the turn's bookkeeping is done.
+		s.startNext = true
+		rcpt := d.enqueueLocked(s, it)
+		d.mu.Unlock()
+		return rcpt
 	}
 	if s.active == nil || !fresh {
 		// Idle with a queue waiting for its debounce, or a replay: keep
