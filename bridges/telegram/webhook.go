@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/go-telegram/bot"
@@ -41,14 +40,28 @@ const DefaultWebhookPath = "/telegram-webhook"
 // maxWebhookBody caps one update's JSON.
 const maxWebhookBody = 1 << 20
 
-var secretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+// validSecret reports 1 to 256 characters of A-Z, a-z, 0-9, _ and -, the
+// secret_token Telegram accepts. (As a regexp, {1,256} compiled into a
+// 256-fold program at package init: 1 ms and 240 KB of every start.)
+func validSecret(s string) bool {
+	if len(s) < 1 || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // validate checks the webhook settings.
 func (w *WebhookOptions) validate() error {
 	if w.URL == "" {
 		return errors.New("telegram: webhook.url is required in webhook mode (the public https URL Telegram posts to)")
 	}
-	if !secretPattern.MatchString(w.Secret) {
+	if !validSecret(w.Secret) {
 		return errors.New("telegram: webhook.secret must be 1 to 256 characters of A-Z, a-z, 0-9, _ and - (Telegram sends it with every update)")
 	}
 	if w.Path == "" {
