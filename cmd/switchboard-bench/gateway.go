@@ -89,6 +89,10 @@ type fanoutRound struct {
 	Disconnected    int      `json:"disconnected"`
 	DroppedEvents   int64    `json:"droppedEvents"`
 	Errors          []string `json:"errors,omitempty"` // the first few
+	// SendToFinalMs is each answered message's chat.send → chat final, as
+	// its client saw it.
+	SendToFinalMs percentiles `json:"sendToFinalMs"`
+	latencies     []float64
 }
 
 // longRun is the long-reply test.
@@ -151,13 +155,16 @@ func gateway(ctx context.Context, o options, lo loadOptions, gw gatewayOptions, 
 	url := fmt.Sprintf("ws://127.0.0.1:%d/", r.port)
 	pid := r.c.cmd.Process.Pid
 	for i := 0; i < gw.rounds; i++ {
-		for _, clients := range []int{lo.sessions, 1} {
-			fr, err := fanout(ctx, url, r.token, pid, i, clients, lo)
+		for k, clients := range []int{lo.sessions, 1} {
+			// The shapes differ in their run ids even when one session
+			// makes them the same shape: a repeated idempotency key would
+			// be answered from chat.send's dedupe, with no new run.
+			fr, err := fanout(ctx, url, r.token, pid, fmt.Sprintf("%d%c", i, 'a'+k), clients, lo)
 			if err != nil {
 				return nil, err
 			}
 			shape := "A (a client per session)"
-			if clients == 1 {
+			if k == 1 {
 				shape = "B (one client)"
 				res.OneClient = append(res.OneClient, fr)
 			} else {
@@ -179,7 +186,7 @@ func gateway(ctx context.Context, o options, lo loadOptions, gw gatewayOptions, 
 // messages through chat.send, the next once the last's chat final came
 // (closed loop), spread over clients connections (session i on client
 // i mod clients).
-func fanout(ctx context.Context, url, token string, pid, round, clients int, lo loadOptions) (fanoutRound, error) {
+func fanout(ctx context.Context, url, token string, pid int, round string, clients int, lo loadOptions) (fanoutRound, error) {
 	cs, err := dialGateways(ctx, url, token, clients)
 	if err != nil {
 		return fanoutRound{}, err
@@ -222,8 +229,9 @@ func fanout(ctx context.Context, url, token string, pid, round, clients int, lo 
 			defer wg.Done()
 			key := fmt.Sprintf("bench-%d", s)
 			for m := 0; m < lo.messages; m++ {
-				runID := fmt.Sprintf("bench-r%d-c%d-s%d-m%d", round, clients, s, m)
+				runID := fmt.Sprintf("bench-r%s-c%d-s%d-m%d", round, clients, s, m)
 				end := c.expect(runID)
+				sent := time.Now()
 				_, err := c.call(ctx, "chat.send", map[string]any{
 					"sessionKey": key, "message": fmt.Sprintf("question #m%d-%d", s, m), "idempotencyKey": runID,
 				})
@@ -238,6 +246,10 @@ func fanout(ctx context.Context, url, token string, pid, round, clients int, lo 
 						outcome(1, 0, 1, 0, fmt.Errorf("run %s ended %s", runID, state))
 						continue
 					}
+					ms := float64(time.Since(sent).Microseconds()) / 1000
+					mu.Lock()
+					fr.latencies = append(fr.latencies, ms)
+					mu.Unlock()
 					outcome(1, 1, 0, 0, nil)
 				case <-time.After(lo.replyTimeout):
 					c.forget(runID)
@@ -259,6 +271,7 @@ func fanout(ctx context.Context, url, token string, pid, round, clients int, lo 
 		return fr, ctx.Err()
 	}
 	fr.Seconds = elapsed.Seconds()
+	fr.SendToFinalMs = percentilesOf(fr.latencies)
 	fr.PerSecond = float64(fr.Finals) / fr.Seconds
 	fr.CPUMsPerMessage = float64((cpu1 - cpu0).Microseconds()) / 1000 / float64(max(fr.Finals, 1))
 	wires, frames := make([]int64, len(cs)), make([]int64, len(cs))
@@ -477,6 +490,7 @@ func (r *gatewayResult) table(w io.Writer) {
 			fmt.Fprintf(w, "  round %d  %4d/%d answered in %.1f s: %6.1f messages/s, child CPU %.2f ms/message; per client %d frames, %s (max %s); %.1f KB read per message\n",
 				i+1, fr.Finals, fr.Sent, fr.Seconds, fr.PerSecond, fr.CPUMsPerMessage, fr.FramesPerClient, kb(fr.BytesPerClient), kb(fr.MaxBytes),
 				float64(fr.BytesTotal)/1024/float64(max(fr.Sent, 1)))
+			fmt.Fprintf(w, "           send → final %s\n", fr.SendToFinalMs)
 			if fr.Failed+fr.Lost+fr.Disconnected > 0 || fr.DroppedEvents > 0 {
 				fmt.Fprintf(w, "           %d failed, %d lost, %d disconnected, %d events dropped by the client %s\n",
 					fr.Failed, fr.Lost, fr.Disconnected, fr.DroppedEvents, strings.Join(fr.Errors, "; "))
