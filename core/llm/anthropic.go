@@ -189,11 +189,7 @@ type anthropicUsage struct {
 // stream.
 func (e *anthropicEvent) UnmarshalJSON(b []byte) error {
 	type plain anthropicEvent
-	err := json.Unmarshal(b, (*plain)(e))
-	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
-		return nil
-	}
-	return err
+	return decodeLenient(b, (*plain)(e))
 }
 
 // anthropicStream maps Messages API stream events onto a MessageBuilder.

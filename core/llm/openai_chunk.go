@@ -21,7 +21,14 @@ type openaiChunk struct {
 // loses that member, not its stream.
 func (c *openaiChunk) UnmarshalJSON(b []byte) error {
 	type plain openaiChunk
-	err := json.Unmarshal(b, (*plain)(c))
+	return decodeLenient(b, (*plain)(c))
+}
+
+// decodeLenient decodes b into v, keeping what decodes: a member of an
+// unexpected type leaves its field as it was instead of failing the whole
+// value. Malformed JSON is still an error.
+func decodeLenient(b []byte, v any) error {
+	err := json.Unmarshal(b, v)
 	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
 		return nil
 	}
