@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -236,11 +238,48 @@ func TestAgentMethodAnswersTwiceAndAgentWait(t *testing.T) {
 	}
 }
 
+// The structured stream goes to clients that ask for it; a client that
+// does not (OpenClaw's) gets the run's lifecycle and its text in chat
+// events: for a short reply from a fast model, six frames in all with
+// chat.send's response (issue 24).
+func TestShortReplyToAPlainClientIsSixFrames(t *testing.T) {
+	// The gateway's clock stands still: the twenty tokens arrive in one
+	// instant however slowly the machine runs them through.
+	r := newRig(t, rigOptions{fakeClock: true})
+	tokens := make([]string, 20)
+	for i := range tokens {
+		tokens[i] = fmt.Sprintf("w%d ", i)
+	}
+	r.provider.Push(llmtest.Text(tokens...))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	sendChat(t, c, "main", "hi", "run-plain")
+	frames := []string{"res chat.send"}
+	for {
+		ev := next(t, c, "", func(e client.Event) bool { return e.Name == "chat" || e.Name == "agent" })
+		p := decode[map[string]any](t, ev.Payload)
+		if p["runId"] != "run-plain" {
+			continue
+		}
+		if ev.Name == "agent" {
+			frames = append(frames, fmt.Sprintf("agent %v %v", p["stream"], p["data"].(map[string]any)["phase"]))
+			continue
+		}
+		frames = append(frames, fmt.Sprintf("chat %v", p["state"]))
+		if p["state"] != "delta" {
+			break
+		}
+	}
+	want := []string{"res chat.send", "agent lifecycle start", "chat delta", "agent lifecycle end", "chat delta", "chat final"}
+	if !reflect.DeepEqual(frames, want) {
+		t.Fatalf("frames:\n%s\nwant:\n%s", strings.Join(frames, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestAgentEventsCarryBlockStructure(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	r.provider.Push(llmtest.Text("structured"))
 	capOpts := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
-	capOpts.Caps = []string{protocol.CapToolEvents}
+	capOpts.Caps = []string{protocol.CapToolEvents, protocol.CapStructuredStream}
 	c := r.dial(capOpts)
 	sendChat(t, c, "main", "hi", "run-struct")
 	var phases []string
@@ -275,7 +314,7 @@ func TestToolEventsOnlyForTheStarterWithTheCap(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	r.provider.Push(llmtest.ToolCalls(llmtest.Call("lookup", `{"q":"x"}`)), llmtest.Text("after the tool"))
 	o := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
-	o.Caps = []string{protocol.CapToolEvents}
+	o.Caps = []string{protocol.CapToolEvents, protocol.CapStructuredStream}
 	starter := r.dial(o)
 	watcher := r.dial(o) // has the cap, but did not start the run
 	plain := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))

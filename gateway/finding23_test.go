@@ -67,6 +67,7 @@ func TestFinding2_ALongReplyReachesEveryFollowerInLinearBytes(t *testing.T) {
 		f := &follower{}
 		o := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
 		o.HTTPClient, o.EventBuffer = countingDial(&f.bytes), 1<<14
+		o.Caps = []string{protocol.CapStructuredStream}
 		f.c = r.dial(o)
 		fs[i] = f
 	}

@@ -377,10 +377,11 @@ func (st *runState) emit(outs []events.Out) {
 				return payload
 			}
 			ev := outEvent{name: events.EventAgent, payload: encode, dropIfSlow: out.DropIfSlow, session: st.info.SessionKey}
-			if out.ToolStream {
+			switch structured := out.Structured; {
+			case out.ToolStream:
 				ids := st.ids
 				ev.to = func(c *conn) bool {
-					if !c.params.HasCap(protocol.CapToolEvents) {
+					if !c.params.HasCap(protocol.CapToolEvents) || structured && !c.params.HasCap(protocol.CapStructuredStream) {
 						return false
 					}
 					for _, id := range ids {
@@ -390,6 +391,8 @@ func (st *runState) emit(outs []events.Out) {
 					}
 					return false
 				}
+			case structured:
+				ev.to = func(c *conn) bool { return c.params.HasCap(protocol.CapStructuredStream) }
 			}
 			s.hub.broadcast(ev)
 		}

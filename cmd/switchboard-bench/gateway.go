@@ -227,7 +227,10 @@ func fanout(ctx context.Context, url, token string, pid int, round string, clien
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			key := fmt.Sprintf("bench-%d", s)
+			// Each round and shape has its own sessions: sharing them, a
+			// later round would carry every earlier round's history into
+			// each model request and lose to the first for that alone.
+			key := fmt.Sprintf("bench-%s-%d", round, s)
 			for m := 0; m < lo.messages; m++ {
 				runID := fmt.Sprintf("bench-r%s-c%d-s%d-m%d", round, clients, s, m)
 				end := c.expect(runID)

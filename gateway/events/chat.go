@@ -68,34 +68,23 @@ func (r *Run) withinBudget() bool {
 	return r.sentBytes+n <= chatBudgetFactor*n+chatBudgetSlack
 }
 
-// chatIfDue sends the snapshot as a delta if it changed and the throttle
-// and the byte budget allow; otherwise it stays held until NextFlush, or
-// until the text grows enough.
-func (r *Run) chatIfDue(out []Out) []Out {
-	if !r.dirty || r.hideChat {
-		return out
-	}
-	now := r.now()
-	if r.throttle > 0 && r.hasSent && now.Sub(r.lastSentAt) < r.throttle {
-		return out
-	}
-	if !r.withinBudget() {
-		return out
-	}
-	return r.chatDelta(out, r.seq, now)
+// chatWaiting reports a chat delta the throttle holds: the snapshot
+// changed, the run shows chat, and the byte budget allows a delta.
+func (r *Run) chatWaiting() bool {
+	return r.dirty && !r.hideChat && r.withinBudget()
 }
 
 // chatDelta sends the snapshot as a delta with seq if it changed since the
-// last delta, whatever the throttle says: the flush before a tool start
-// and before the final.
-func (r *Run) chatDelta(out []Out, seq int64, now time.Time) []Out {
+// last delta, whatever the throttle says: a due delta (see tick), or the
+// flush before a tool start and before the final.
+func (r *Run) chatDelta(seq int64, now time.Time) {
 	if !r.dirty || r.hideChat {
-		return out
+		return
 	}
 	r.dirty = false
 	text := r.display()
 	if text == r.sent {
-		return out
+		return
 	}
 	c := &ChatEvent{
 		RunID: r.runID, SessionKey: r.sessionKey, Seq: seq, State: StateDelta,
@@ -106,9 +95,9 @@ func (r *Run) chatDelta(out []Out, seq int64, now time.Time) []Out {
 	} else {
 		c.DeltaText, c.Replace = text, true
 	}
-	r.sent, r.lastSentAt, r.hasSent = text, now, true
+	r.sent, r.lastTick, r.ticked = text, now, true
 	r.sentBytes += len(text)
-	return append(out, Out{Event: EventChat, Chat: c, DropIfSlow: true})
+	r.push(Out{Event: EventChat, Chat: c, DropIfSlow: true})
 }
 
 // chatMessage is the message of a terminal chat event: nil when there is

@@ -24,6 +24,14 @@
 //	compaction {phase:"start", reason, tokensBefore}
 //	           {phase:"end", reason, tokensBefore, tokensAfter, completed, error?}
 //
+// Deltas are held for the chat throttle: a run sends the first delta at
+// once and then at most one agent delta (per block) and one chat delta
+// per Options.Throttle, so a model that streams twenty tokens in a
+// millisecond costs a client two of each, not twenty. A held delta is
+// sent before any other event of the run (every event that takes a seq
+// sends it first), so a block's deltas still come before its block_stop
+// and a response's before a tool starts.
+//
 // A delta carries what it adds to its block, never the text so far:
 // OpenClaw's classic assistant event also repeats the response's text in
 // text, which makes a reply of N bytes cost each client O(N²) bytes
@@ -66,6 +74,12 @@
 //     now text.
 //   - toolCall block events are marked Out.ToolStream, like the tool
 //     stream: tool details go only to clients that asked for them.
+//   - The assistant and thinking streams are marked Out.Structured: they go
+//     only to clients with the "structured-stream" capability (the web
+//     chat page). OpenClaw's clients do not read them (its TUI renders
+//     chat events; its Control UI takes an assistant event as a sign of
+//     activity, which the chat delta also gives), so a client without the
+//     capability is sent a run's lifecycle, chat and tool events only.
 //
 // # Chat events
 //

@@ -192,7 +192,8 @@ func dump(outs []Out) string { return strings.Join(lines(outs), "\n") }
 //   - agent seqs count 1, 2, 3... without gaps;
 //   - every chat seq is the seq of an agent event, and chat seqs never go
 //     down;
-//   - chat deltas are DropIfSlow, nothing else is; nothing follows the
+//   - chat deltas are DropIfSlow, nothing else is; the assistant and
+//     thinking streams are Structured, nothing else is; nothing follows the
 //     terminal chat event, and at most one exists;
 //   - a delta's DeltaText/Replace describe the change from the previous
 //     delta's text;
@@ -221,6 +222,9 @@ func checkInvariants(outs []Out) error {
 	for i, o := range outs {
 		if (o.Chat == nil) == (o.Agent == nil) {
 			return fmt.Errorf("out %d: want exactly one payload", i)
+		}
+		if o.Chat != nil && (o.Structured || o.ToolStream) {
+			return fmt.Errorf("out %d: chat event marked Structured or ToolStream", i)
 		}
 		if ended && o.Chat != nil {
 			return fmt.Errorf("out %d: chat event after the terminal one", i)
@@ -287,6 +291,9 @@ func checkInvariants(outs []Out) error {
 		}
 		if o.ToolStream != (a.Stream == StreamTool || a.Data["blockType"] == BlockToolCall) {
 			return fmt.Errorf("out %d: ToolStream %v for %s", i, o.ToolStream, line(o))
+		}
+		if o.Structured != (a.Stream == StreamAssistant || a.Stream == StreamThinking) {
+			return fmt.Errorf("out %d: Structured %v for %s", i, o.Structured, line(o))
 		}
 		id, _ := a.Data["messageId"].(string)
 		if a.Stream != StreamAssistant && a.Stream != StreamThinking || id == "" {

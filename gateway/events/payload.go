@@ -104,6 +104,13 @@ type Out struct {
 	// the run (openclaw-facts §1.12). Tool-stream events, and the
 	// structured-stream toolCall block events, are marked.
 	ToolStream bool
+	// Structured marks the structured stream: the assistant and thinking
+	// streams (each response's message and block events and their
+	// deltas). It goes only to clients that sent the "structured-stream"
+	// capability; OpenClaw's clients read the reply from chat events and
+	// never ask for it. A toolCall block event is both Structured and
+	// ToolStream and needs both.
+	Structured bool
 }
 
 // ChatMessage is the message of a chat event: the assistant's text so far.

@@ -13,22 +13,23 @@ import (
 )
 
 // DefaultThrottle is the shortest interval between two chat deltas of one
-// run (openclaw-facts §1.11).
+// run (openclaw-facts §1.11), and between two of its agent deltas.
 const DefaultThrottle = 150 * time.Millisecond
 
 // Options tune a Run. The zero value is ready to use.
 type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Throttle is the shortest interval between two chat deltas; zero
-	// means DefaultThrottle, a negative value sends every change at once.
+	// Throttle is the shortest interval between two chat deltas, and
+	// between two agent deltas; zero means DefaultThrottle, a negative
+	// value sends every change at once.
 	Throttle time.Duration
 }
 
 // Run translates one run's callbacks (queue.Observer and
 // queue.CompactionObserver) into gateway event payloads. It does no IO,
-// starts no goroutine and arms no timer: when a chat delta is held back by
-// the throttle, NextFlush says when it is due and the caller calls Flush
+// starts no goroutine and arms no timer: when a delta is held back by the
+// throttle, NextFlush says when it is due and the caller calls Flush
 // then.
 //
 // A Run is not safe for concurrent use; the server serialises the calls
@@ -51,6 +52,16 @@ type Run struct {
 	ended     bool
 	startedAt int64
 
+	// out collects what the call in progress returns; take hands it over.
+	out []Out
+	// pend is the delta held back by the throttle (see hold).
+	pend pending
+	// lastTick is when the last delta, agent or chat, was sent; ticked
+	// says one was. Both kinds share the throttle, so a client gets one
+	// agent delta and one chat delta per interval at most.
+	lastTick time.Time
+	ticked   bool
+
 	// Structured stream state.
 	msgCount int
 	msg      *message          // the assistant message streaming, if any
@@ -58,12 +69,10 @@ type Run struct {
 
 	// Chat state: buf is all visible assistant text of the run, as it is
 	// streamed; sent is the display text of the last delta.
-	buf        []byte
-	dirty      bool
-	sent       string
-	sentBytes  int // the text bytes of every chat delta sent (see withinBudget)
-	lastSentAt time.Time
-	hasSent    bool
+	buf       []byte
+	dirty     bool
+	sent      string
+	sentBytes int // the text bytes of every chat delta sent (see withinBudget)
 }
 
 // blkRef locates a content block: a response and an index in it.
@@ -102,7 +111,8 @@ func (r *Run) Start() []Out {
 	if r.ended || r.started {
 		return nil
 	}
-	return r.ensureStarted(nil)
+	r.ensureStarted()
+	return r.take()
 }
 
 // Event translates one agent event (Observer.RunEvent) and returns what to
@@ -111,36 +121,37 @@ func (r *Run) Event(ev core.AgentEvent) []Out {
 	if r.ended {
 		return nil
 	}
-	out := r.ensureStarted(nil)
+	r.ensureStarted()
 	switch ev.Type {
 	case core.AgentEventMessageStart:
 		if am, ok := ev.Message.(*core.AssistantMessage); ok && am != nil {
-			out = r.closeMessage(out, nil)
-			out = r.openMessage(out, am)
+			r.closeMessage(nil)
+			r.openMessage(am)
 		}
 	case core.AgentEventMessageUpdate:
 		if ev.AssistantMessageEvent != nil {
 			if r.msg == nil {
 				am, _ := ev.Message.(*core.AssistantMessage)
-				out = r.openMessage(out, am)
+				r.openMessage(am)
 			}
-			out = r.streamEvent(out, ev.AssistantMessageEvent)
+			r.streamEvent(ev.AssistantMessageEvent)
 		}
 	case core.AgentEventMessageEnd:
 		if am, ok := ev.Message.(*core.AssistantMessage); ok && am != nil {
 			if r.msg == nil {
-				out = r.openMessage(out, am)
+				r.openMessage(am)
 			}
-			out = r.closeMessage(out, am)
+			r.closeMessage(am)
 		}
 	case core.AgentEventToolExecutionStart:
-		out = r.toolEvent(out, "start", ev)
+		r.toolEvent("start", ev)
 	case core.AgentEventToolExecutionUpdate:
-		out = r.toolEvent(out, "update", ev)
+		r.toolEvent("update", ev)
 	case core.AgentEventToolExecutionEnd:
-		out = r.toolEvent(out, "result", ev)
+		r.toolEvent("result", ev)
 	}
-	return r.chatIfDue(out)
+	r.tick()
+	return r.take()
 }
 
 // Compaction translates a compaction report (CompactionObserver) into a
@@ -149,7 +160,7 @@ func (r *Run) Compaction(ev agent.CompactionEvent) []Out {
 	if r.ended {
 		return nil
 	}
-	out := r.ensureStarted(nil)
+	r.ensureStarted()
 	data := map[string]any{"phase": ev.Phase, "reason": ev.Reason, "tokensBefore": ev.TokensBefore}
 	if ev.Phase != "start" {
 		data["tokensAfter"] = ev.TokensAfter
@@ -159,29 +170,36 @@ func (r *Run) Compaction(ev agent.CompactionEvent) []Out {
 			data["error"] = ev.Err.Error()
 		}
 	}
-	out = append(out, r.agentOut(r.next(), StreamCompaction, data))
-	return r.chatIfDue(out)
+	r.push(r.agentOut(r.next(), StreamCompaction, data))
+	r.tick()
+	return r.take()
 }
 
-// NextFlush reports when a chat delta held back by the throttle becomes
-// due; ok is false when nothing is held. Arm a timer for it and call Flush.
+// NextFlush reports when a delta held back by the throttle, an agent delta
+// or a chat delta, becomes due; ok is false when nothing is held. Arm a
+// timer for it and call Flush.
 //
-// A delta held by the byte budget rather than the throttle needs no timer:
-// it waits for the text to grow, and the final flushes it in any case.
+// A chat delta held by the byte budget rather than the throttle needs no
+// timer: it waits for the text to grow, and the final flushes it in any
+// case.
 func (r *Run) NextFlush() (due time.Time, ok bool) {
-	if r.ended || !r.dirty || r.hideChat || !r.withinBudget() {
+	if r.ended || (r.pend.b == nil && !r.chatWaiting()) {
 		return time.Time{}, false
 	}
-	return r.lastSentAt.Add(r.throttle), true
+	if !r.ticked {
+		return r.now(), true
+	}
+	return r.lastTick.Add(r.throttle), true
 }
 
-// Flush returns the held chat delta if it is due (see NextFlush), else
+// Flush returns the held deltas if they are due (see NextFlush), else
 // nothing. Calling it early or twice is harmless.
 func (r *Run) Flush() []Out {
 	if r.ended {
 		return nil
 	}
-	return r.chatIfDue(nil)
+	r.tick()
+	return r.take()
 }
 
 // End translates the end of the run (Observer.RunEnded): the lifecycle
@@ -201,8 +219,8 @@ func (r *Run) End(res *agent.Result, err error) []Out {
 	if r.ended {
 		return nil
 	}
-	out := r.ensureStarted(nil)
-	out = r.closeMessage(out, nil)
+	r.ensureStarted()
+	r.closeMessage(nil)
 	now := r.now()
 	ts := now.UnixMilli()
 	seq := r.next()
@@ -248,23 +266,33 @@ func (r *Run) End(res *agent.Result, err error) []Out {
 			life["stopReason"] = chat.StopReason
 		}
 	}
-	out = append(out, r.agentOutAt(seq, ts, StreamLifecycle, life))
+	r.push(r.agentOutAt(seq, ts, StreamLifecycle, life))
 	if chat.State == StateFinal {
 		// Streaming clients get the complete text before the final.
-		out = r.chatDelta(out, seq, now)
+		r.chatDelta(seq, now)
 	}
-	out = append(out, Out{Event: EventChat, Chat: chat})
+	r.push(Out{Event: EventChat, Chat: chat})
 
 	r.ended = true
 	r.msg, r.calls, r.buf, r.sent = nil, nil, nil, ""
 	r.dirty = false
+	return r.take()
+}
+
+// push adds o to what the call in progress returns.
+func (r *Run) push(o Out) { r.out = append(r.out, o) }
+
+// take returns what the call in progress produced and starts afresh.
+func (r *Run) take() []Out {
+	out := r.out
+	r.out = nil
 	return out
 }
 
 // ensureStarted emits the lifecycle start event once.
-func (r *Run) ensureStarted(out []Out) []Out {
+func (r *Run) ensureStarted() {
 	if r.started {
-		return out
+		return
 	}
 	r.started = true
 	ts := r.now().UnixMilli()
@@ -273,11 +301,14 @@ func (r *Run) ensureStarted(out []Out) []Out {
 	if r.kind != "" {
 		data["kind"] = string(r.kind)
 	}
-	return append(out, r.agentOutAt(r.next(), ts, StreamLifecycle, data))
+	r.push(r.agentOutAt(r.next(), ts, StreamLifecycle, data))
 }
 
-// next allocates the run's next agent seq.
+// next allocates the run's next agent seq for an event about to be
+// pushed. A held delta is sent first, so it keeps its place before that
+// event.
 func (r *Run) next() int64 {
+	r.flushHeld()
 	r.seq++
 	return r.seq
 }
@@ -287,7 +318,7 @@ func (r *Run) agentOut(seq int64, stream string, data map[string]any) Out {
 }
 
 func (r *Run) agentOutAt(seq, ts int64, stream string, data map[string]any) Out {
-	return Out{Event: EventAgent, Agent: &AgentEvent{
+	return Out{Event: EventAgent, Structured: stream == StreamAssistant || stream == StreamThinking, Agent: &AgentEvent{
 		RunID: r.runID, Seq: seq, Stream: stream, TS: ts, SessionKey: r.sessionKey, Data: data,
 	}}
 }

@@ -68,11 +68,14 @@ func TestPlainTextThrottle(t *testing.T) {
 	}
 	h.clk.at(ms(150))
 	got := h.flush()
-	if len(got) != 1 || got[0].Chat.Message.Text() != want || got[0].Chat.DeltaText != want[len("w0 "):] || !got[0].DropIfSlow {
+	// The nine held text deltas go as one agent delta, and the chat delta
+	// with its seq.
+	if len(got) != 2 || got[0].Agent == nil || got[0].Agent.Data["delta"] != want[len("w0 "):] || !got[0].Structured ||
+		got[1].Chat == nil || got[1].Chat.Message.Text() != want || got[1].Chat.DeltaText != want[len("w0 "):] || !got[1].DropIfSlow {
 		t.Fatalf("Flush at +150ms: %s", dump(got))
 	}
-	if got[0].Chat.Seq != h.run.seq {
-		t.Fatalf("flushed delta seq %d, want the last agent seq %d", got[0].Chat.Seq, h.run.seq)
+	if got[1].Chat.Seq != got[0].Agent.Seq || got[1].Chat.Seq != h.run.seq {
+		t.Fatalf("flushed chat delta seq %d, want the agent delta's %d", got[1].Chat.Seq, got[0].Agent.Seq)
 	}
 	if _, ok := h.run.NextFlush(); ok {
 		t.Fatal("NextFlush still set after the flush")
@@ -132,23 +135,23 @@ func TestTextToolText(t *testing.T) {
 		"assistant delta messageId=run-1:1 contentIndex=0 blockType=text delta= that.",
 		"assistant block_stop messageId=run-1:1 contentIndex=0 blockType=text",
 		"assistant block_start messageId=run-1:1 contentIndex=1 blockType=toolCall toolName=get_cell toolCallId=toolu_1",
-		`assistant delta messageId=run-1:1 contentIndex=1 blockType=toolCall toolName=get_cell toolCallId=toolu_1 argsDelta={"row":0,`,
-		`assistant delta messageId=run-1:1 contentIndex=1 blockType=toolCall toolName=get_cell toolCallId=toolu_1 argsDelta="col":0}`,
+		// Both pieces of the arguments came within the throttle: one delta.
+		`assistant delta messageId=run-1:1 contentIndex=1 blockType=toolCall toolName=get_cell toolCallId=toolu_1 argsDelta={"row":0,"col":0}`,
 		"assistant block_stop messageId=run-1:1 contentIndex=1 blockType=toolCall toolName=get_cell toolCallId=toolu_1",
 		"assistant message_stop messageId=run-1:1 stopReason=toolUse",
-		`chat delta #12 "I'll check that."`, // the flush before the tool start, with its seq
+		`chat delta #11 "I'll check that."`, // the flush before the tool start, with its seq
 		"tool start messageId=run-1:1 contentIndex=1 toolCallId=toolu_1 name=get_cell",
 		"tool result messageId=run-1:1 contentIndex=1 toolCallId=toolu_1 name=get_cell",
 		"assistant message_start messageId=run-1:2",
 		"assistant block_start messageId=run-1:2 contentIndex=0 blockType=text",
 		"assistant delta messageId=run-1:2 contentIndex=0 blockType=text delta=The value",
-		`chat delta #16 "I'll check that.\n\nThe value"`,
+		`chat delta #15 "I'll check that.\n\nThe value"`,
 		"assistant delta messageId=run-1:2 contentIndex=0 blockType=text delta= is 42.",
 		"assistant block_stop messageId=run-1:2 contentIndex=0 blockType=text",
 		"assistant message_stop messageId=run-1:2 stopReason=stop",
 		"lifecycle end stopReason=stop",
-		`chat delta #20 "I'll check that.\n\nThe value is 42."`, // flushed before the final
-		`chat final #20 "The value is 42."`,
+		`chat delta #19 "I'll check that.\n\nThe value is 42."`, // flushed before the final
+		`chat final #19 "The value is 42."`,
 	}
 	if got := lines(h.out); !reflect.DeepEqual(got, want) {
 		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

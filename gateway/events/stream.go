@@ -63,7 +63,7 @@ func (m *message) block(index int, typ string, fresh bool) *block {
 }
 
 // openMessage starts a new response: a new messageId.
-func (r *Run) openMessage(out []Out, am *core.AssistantMessage) []Out {
+func (r *Run) openMessage(am *core.AssistantMessage) {
 	r.msgCount++
 	r.msg = &message{id: r.runID + ":" + strconv.Itoa(r.msgCount)}
 	data := map[string]any{"phase": PhaseMessageStart, "messageId": r.msg.id}
@@ -74,11 +74,11 @@ func (r *Run) openMessage(out []Out, am *core.AssistantMessage) []Out {
 		}
 		data["model"] = model
 	}
-	return append(out, r.agentOut(r.next(), StreamAssistant, data))
+	r.push(r.agentOut(r.next(), StreamAssistant, data))
 }
 
 // streamEvent translates one stream event of the current response.
-func (r *Run) streamEvent(out []Out, ev *core.AssistantMessageEvent) []Out {
+func (r *Run) streamEvent(ev *core.AssistantMessageEvent) {
 	m := r.msg
 	idx := ev.ContentIndex
 	switch ev.Type {
@@ -88,74 +88,65 @@ func (r *Run) streamEvent(out []Out, ev *core.AssistantMessageEvent) []Out {
 		b := m.block(idx, BlockText, true)
 		m.lastText = b
 		m.raw.WriteString(ev.Delta)
-		out = r.showText(out, b, m.filter.Push(ev.Delta))
+		r.showText(b, m.filter.Push(ev.Delta))
 	case core.AssistantEventTextEnd:
 		b := m.block(idx, BlockText, false)
 		b.ended = true
 		if reply.IsSilent(m.raw.String()) {
-			out = r.withdrawText(out, b)
+			r.withdrawText(b)
 		}
-		out = r.stopBlock(out, b)
+		r.stopBlock(b)
 
 	case core.AssistantEventThinkingStart:
-		out = r.announce(out, m.block(idx, BlockThinking, true))
+		r.announce(m.block(idx, BlockThinking, true))
 	case core.AssistantEventThinkingDelta:
 		b := m.block(idx, BlockThinking, true)
-		out = r.announce(out, b)
+		r.announce(b)
 		// Reasoning goes on the thinking stream, as OpenClaw sends it, so a
 		// client that appends every assistant delta never shows it as reply.
 		// Like text, it carries only what it adds.
-		out = append(out, r.agentOut(r.next(), StreamThinking, map[string]any{
-			"phase": PhaseDelta, "messageId": m.id, "contentIndex": idx, "blockType": BlockThinking,
-			"delta": ev.Delta,
-		}))
+		r.hold(b, StreamThinking, "delta", ev.Delta)
 	case core.AssistantEventThinkingEnd:
 		b := m.block(idx, BlockThinking, false)
-		out = r.announce(out, b)
+		r.announce(b)
 		b.ended = true
-		out = r.stopBlock(out, b)
+		r.stopBlock(b)
 
 	case core.AssistantEventToolCallStart:
 		b := m.block(idx, BlockToolCall, true)
 		r.identify(b, ev.Partial, nil)
-		out = r.announce(out, b)
+		r.announce(b)
 	case core.AssistantEventToolCallDelta:
 		b := m.block(idx, BlockToolCall, true)
 		r.identify(b, ev.Partial, nil)
-		out = r.announce(out, b)
-		data := r.blockData(PhaseDelta, b)
-		data["argsDelta"] = ev.Delta
-		out = append(out, r.toolOut(r.next(), StreamAssistant, data))
+		r.announce(b)
+		r.hold(b, StreamAssistant, "argsDelta", ev.Delta)
 	case core.AssistantEventToolCallEnd:
 		b := m.block(idx, BlockToolCall, false)
 		r.identify(b, ev.Partial, ev.ToolCall)
-		out = r.announce(out, b)
+		r.announce(b)
 		b.ended = true
-		out = r.stopBlock(out, b)
+		r.stopBlock(b)
 	}
-	return out
 }
 
 // showText sends text of block b that the filter released: the block's
-// start if needed, then a delta carrying only the addition. (OpenClaw's
-// classic assistant event also repeats the response's text so far, which
-// made a reply of N bytes cost every client O(N²) bytes; the cumulative
-// text is the chat event's, which is throttled.)
-func (r *Run) showText(out []Out, b *block, visible string) []Out {
+// start if needed, then the addition, held for the throttle with the
+// block's other additions. (OpenClaw's classic assistant event also
+// repeats the response's text so far, which made a reply of N bytes cost
+// every client O(N²) bytes; the cumulative text is the chat event's.)
+func (r *Run) showText(b *block, visible string) {
 	if visible == "" {
-		return out
+		return
 	}
 	m := r.msg
-	out = r.announce(out, b)
-	data := r.blockData(PhaseDelta, b)
-	data["delta"] = visible
-	out = append(out, r.agentOut(r.next(), StreamAssistant, data))
+	r.announce(b)
+	r.hold(b, StreamAssistant, "delta", visible)
 	r.appendVisible(m, visible)
 	if b.ended {
 		// Released after the model closed the block.
-		out = r.stopBlock(out, b)
+		r.stopBlock(b)
 	}
-	return out
 }
 
 // identify fills in a tool call block's name and id from the assembled
@@ -200,29 +191,30 @@ func (r *Run) blockData(phase string, b *block) map[string]any {
 }
 
 // announce sends block_start once.
-func (r *Run) announce(out []Out, b *block) []Out {
+func (r *Run) announce(b *block) {
 	if b.announced {
-		return out
+		return
 	}
 	b.announced = true
-	return append(out, r.blockOut(PhaseBlockStart, b))
+	r.push(r.blockOut(PhaseBlockStart, b))
 }
 
 // stopBlock sends block_stop once, for an announced block.
-func (r *Run) stopBlock(out []Out, b *block) []Out {
+func (r *Run) stopBlock(b *block) {
 	if !b.announced || b.stopped {
-		return out
+		return
 	}
 	b.stopped = true
-	return append(out, r.blockOut(PhaseBlockStop, b))
+	r.push(r.blockOut(PhaseBlockStop, b))
 }
 
 func (r *Run) blockOut(phase string, b *block) Out {
+	seq := r.next() // before blockData: a held delta goes first
 	data := r.blockData(phase, b)
 	if b.typ == BlockToolCall {
-		return r.toolOut(r.next(), StreamAssistant, data)
+		return r.toolOut(seq, StreamAssistant, data)
 	}
-	return r.agentOut(r.next(), StreamAssistant, data)
+	return r.agentOut(seq, StreamAssistant, data)
 }
 
 // toolOut is an agent event only tool-events clients get.
@@ -236,39 +228,40 @@ func (r *Run) toolOut(seq int64, stream string, data map[string]any) Out {
 // turned out to be silent after the filter had let some of it through
 // ("no_reply" streamed in lower case): a text delta with replace:true says
 // the response's text is now "". It is sent on block b while b is open.
-func (r *Run) withdrawText(out []Out, b *block) []Out {
+func (r *Run) withdrawText(b *block) {
 	m := r.msg
 	if len(m.filter.Visible()) == m.shownFrom {
-		return out
+		return
 	}
 	m.shownFrom = len(m.filter.Visible())
 	if b.announced && !b.stopped {
+		seq := r.next()
 		data := r.blockData(PhaseDelta, b)
 		data["text"], data["delta"], data["replace"] = "", "", true
-		out = append(out, r.agentOut(r.next(), StreamAssistant, data))
+		r.push(r.agentOut(seq, StreamAssistant, data))
 	}
 	r.withdraw(m)
-	return out
 }
 
 // closeMessage ends the current response, if any: text the filter still
 // holds is shown or, for a silent reply, withdrawn; open blocks are
 // stopped; message_stop carries the stop reason of am when known.
-func (r *Run) closeMessage(out []Out, am *core.AssistantMessage) []Out {
+func (r *Run) closeMessage(am *core.AssistantMessage) {
 	m := r.msg
 	if m == nil {
-		return out
+		return
 	}
 	rest, silent := m.filter.Finish()
 	switch {
 	case rest != "" && m.lastText != nil:
-		out = r.showText(out, m.lastText, rest)
+		r.showText(m.lastText, rest)
 	case silent && m.lastText != nil:
-		out = r.withdrawText(out, m.lastText)
+		r.withdrawText(m.lastText)
 	}
 	for _, b := range m.blocks {
-		out = r.stopBlock(out, b)
+		r.stopBlock(b)
 	}
+	seq := r.next()
 	data := map[string]any{"phase": PhaseMessageStop, "messageId": m.id}
 	if am != nil {
 		if am.StopReason != "" {
@@ -284,9 +277,8 @@ func (r *Run) closeMessage(out []Out, am *core.AssistantMessage) []Out {
 			}
 		}
 	}
-	out = append(out, r.agentOut(r.next(), StreamAssistant, data))
+	r.push(r.agentOut(seq, StreamAssistant, data))
 	r.msg = nil
-	return out
 }
 
 // toolEvent translates a tool execution event into a tool-stream event
@@ -295,10 +287,10 @@ func (r *Run) closeMessage(out []Out, am *core.AssistantMessage) []Out {
 // starts, buffered chat text is flushed so a client renders it above the
 // tool card (openclaw-facts §1.11); the flush carries the tool event's
 // seq.
-func (r *Run) toolEvent(out []Out, phase string, ev core.AgentEvent) []Out {
+func (r *Run) toolEvent(phase string, ev core.AgentEvent) {
 	seq := r.next()
 	if phase == "start" {
-		out = r.chatDelta(out, seq, r.now())
+		r.chatDelta(seq, r.now())
 	}
 	data := map[string]any{"phase": phase, "name": ev.ToolName, "toolCallId": ev.ToolCallID}
 	switch phase {
@@ -312,5 +304,5 @@ func (r *Run) toolEvent(out []Out, phase string, ev core.AgentEvent) []Out {
 	if ref, ok := r.calls[ev.ToolCallID]; ok {
 		data["messageId"], data["contentIndex"] = ref.messageID, ref.index
 	}
-	return append(out, r.toolOut(seq, StreamTool, data))
+	r.push(r.toolOut(seq, StreamTool, data))
 }

@@ -397,3 +397,10 @@ func (p ConnectParams) HasCap(cap string) bool { return slices.Contains(p.Caps, 
 // CapToolEvents is the operator capability that opts into tool stream
 // events.
 const CapToolEvents = "tool-events"
+
+// CapStructuredStream is the capability that opts into the structured
+// stream: the assistant and thinking agent streams, with each model
+// response's message and block events and their (throttled) deltas. A
+// Switchboard extension; clients without it get a run's text from chat
+// events, as OpenClaw's clients read it.
+const CapStructuredStream = "structured-stream"

@@ -163,7 +163,7 @@ export class Gateway extends EventTarget {
   async #handshake(ws, nonce) {
     const params = {
       minProtocol: 3, maxProtocol: 4, client: CLIENT, role: "operator", scopes: SCOPES,
-      caps: ["tool-events"], locale: navigator.language || "en", userAgent: navigator.userAgent,
+      caps: ["tool-events", "structured-stream"], locale: navigator.language || "en", userAgent: navigator.userAgent,
       auth: { token: this.token || "" },
     };
     if (!this.token) delete params.auth;
