@@ -206,7 +206,7 @@ type anthropicStream struct {
 // handle applies the event whose JSON is data.
 func (s *anthropicStream) handle(data []byte) error {
 	var ev anthropicEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
+	if err := ev.UnmarshalJSON(data); err != nil { // not json.Unmarshal: one syntax check, not two
 		return err
 	}
 	switch ev.Type {
