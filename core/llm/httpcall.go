@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // maxErrorBody bounds how much of a failed response's body is read for
@@ -54,6 +55,26 @@ func postStream(ctx context.Context, client *http.Client, url string, header htt
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	return nil, &httpStatusError{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// A stream that ends in-band ([DONE]) has a few bytes of framing left
+// (the chunked encoding's last chunk). Read to its end, the response
+// leaves its connection to the next request; closed early, the connection
+// is dropped and the next turn pays a new TCP (and TLS) handshake. The
+// rest is read up to drainBytes and drainTime, so a server that holds the
+// response open after [DONE] costs that much and no more.
+const (
+	drainBytes = 4 << 10
+	drainTime  = 100 * time.Millisecond
+)
+
+// drain reads what is left of body, within drainBytes and drainTime;
+// cancel ends the request when time is up. Blocking, on the calling
+// goroutine.
+func drain(body io.Reader, cancel context.CancelFunc) {
+	t := time.AfterFunc(drainTime, cancel)
+	defer t.Stop()
+	_, _ = io.CopyN(io.Discard, body, drainBytes)
 }
 
 // extraHeaders returns the configured headers (models.providers.*.headers)

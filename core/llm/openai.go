@@ -131,6 +131,8 @@ var doneData = []byte("[DONE]")
 // stream; a stream that just ends is not an error (Stream judges what
 // arrived).
 func (p *OpenAI) stream(ctx context.Context, body []byte, s *openaiStream) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	resp, err := postStream(ctx, p.client, p.url, p.header, body)
 	if err != nil {
 		return err
@@ -145,6 +147,7 @@ func (p *OpenAI) stream(ctx context.Context, body []byte, s *openaiStream) error
 		case err != nil:
 			return err
 		case bytes.HasPrefix(data, doneData):
+			drain(resp.Body, cancel)
 			return nil
 		case len(bytes.TrimSpace(data)) == 0:
 			continue

@@ -48,7 +48,8 @@ func NewProvider(name string, cfg ProviderConfig, opts ProviderOptions) (Provide
 const responseHeaderTimeout = 10 * time.Minute
 
 // httpClient returns opts.HTTPClient, else a client on a copy of
-// http.DefaultTransport with responseHeaderTimeout.
+// http.DefaultTransport with responseHeaderTimeout and
+// maxIdleConnsPerHost.
 func httpClient(opts ProviderOptions) *http.Client {
 	if opts.HTTPClient != nil {
 		return opts.HTTPClient
@@ -59,5 +60,14 @@ func httpClient(opts ProviderOptions) *http.Client {
 	}
 	t = t.Clone()
 	t.ResponseHeaderTimeout = responseHeaderTimeout
+	// net/http keeps two idle connections per host; with more sessions
+	// answering at once, every other turn would open (and for a real
+	// provider, TLS-handshake) a new one. Keep as many as the lanes can
+	// run at once by default (main 4, cron 1, subagents 8) and then some;
+	// idle ones still close after IdleConnTimeout (90 s).
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
 	return &http.Client{Transport: t}
 }
+
+// maxIdleConnsPerHost bounds the idle connections kept to one provider.
+const maxIdleConnsPerHost = 32
