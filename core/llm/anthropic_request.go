@@ -341,19 +341,30 @@ func anthropicToolResultOf(m *core.ToolResultMessage) *anthropicToolResult {
 // anthropicToolOf maps a tool; its JSON Schema becomes input_schema, an
 // object schema ("type": "object", with "properties" if it had none).
 func anthropicToolOf(t ToolSpec) (anthropicTool, error) {
+	params := t.Parameters
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage(`{}`)
+	}
+	raw, err := anthropicSchemas.get(params, anthropicInputSchema)
+	if err != nil {
+		return anthropicTool{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
+	}
+	return anthropicTool{Name: t.Name, Description: t.Description, InputSchema: raw}, nil
+}
+
+// anthropicSchemas holds the input schemas anthropicInputSchema made.
+var anthropicSchemas schemaCache
+
+// anthropicInputSchema makes a tool's parameters an input_schema: an
+// object schema with "properties".
+func anthropicInputSchema(params json.RawMessage) (json.RawMessage, error) {
 	schema := map[string]json.RawMessage{}
-	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
-			return anthropicTool{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
-		}
+	if err := json.Unmarshal(params, &schema); err != nil {
+		return nil, err
 	}
 	schema["type"] = json.RawMessage(`"object"`)
 	if p, ok := schema["properties"]; !ok || string(p) == "null" {
 		schema["properties"] = json.RawMessage(`{}`)
 	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return anthropicTool{}, fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	return anthropicTool{Name: t.Name, Description: t.Description, InputSchema: raw}, nil
+	return json.Marshal(schema)
 }

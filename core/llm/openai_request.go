@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -240,11 +241,24 @@ func openaiToolOf(t ToolSpec) (openaiTool, error) {
 	tool := openaiTool{Type: "function"}
 	tool.Function.Name, tool.Function.Description, tool.Function.Parameters = t.Name, t.Description, emptyObjectSchema
 	if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(t.Parameters, &obj); err != nil {
+		raw, err := openaiSchemas.get(t.Parameters, checkObjectSchema)
+		if err != nil {
 			return openaiTool{}, fmt.Errorf("tool %q: parameters must be a JSON Schema object: %w", t.Name, err)
 		}
-		tool.Function.Parameters = t.Parameters
+		tool.Function.Parameters = raw
 	}
 	return tool, nil
+}
+
+// openaiSchemas holds the tool schemas checkObjectSchema passed.
+var openaiSchemas schemaCache
+
+// checkObjectSchema returns a copy of params if it is a JSON object (a
+// copy: the cache must not share the caller's bytes).
+func checkObjectSchema(params json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(params, &obj); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(params), nil
 }
