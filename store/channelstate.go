@@ -37,7 +37,7 @@ var _ ChannelState = (*SQLite)(nil)
 // ChannelOffset returns a bridge's stored stream position ("" when none).
 func (s *SQLite) ChannelOffset(ctx context.Context, channel, accountID string) (string, error) {
 	var v string
-	err := s.reader.QueryRowContext(ctx, `SELECT value FROM channel_offsets WHERE channel = ? AND account_id = ?`, channel, accountID).Scan(&v)
+	err := s.rq.queryRow(ctx, `SELECT value FROM channel_offsets WHERE channel = ? AND account_id = ?`, channel, accountID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -74,7 +74,7 @@ func (s *SQLite) ChannelOffsets(ctx context.Context, channel, prefix string) (ma
 
 // SetChannelOffset stores a bridge's stream position.
 func (s *SQLite) SetChannelOffset(ctx context.Context, channel, accountID, value string) error {
-	_, err := s.writer.ExecContext(ctx, `INSERT INTO channel_offsets (channel, account_id, value, updated_at) VALUES (?, ?, ?, ?)
+	_, err := s.wq.exec(ctx, `INSERT INTO channel_offsets (channel, account_id, value, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (channel, account_id) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 		channel, accountID, value, s.nowMilli())
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *SQLite) SetChannelOffset(ctx context.Context, channel, accountID, value
 // (bridges.Ledger).
 func (s *SQLite) Sent(ctx context.Context, key string) (string, bool, error) {
 	var id string
-	err := s.reader.QueryRowContext(ctx, `SELECT message_id FROM outbound_ledger WHERE key = ?`, key).Scan(&id)
+	err := s.rq.queryRow(ctx, `SELECT message_id FROM outbound_ledger WHERE key = ?`, key).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -100,7 +100,7 @@ func (s *SQLite) Sent(ctx context.Context, key string) (string, bool, error) {
 // Record stores the platform message id sent for an outbound key
 // (bridges.Ledger). Recording a key again keeps the first id.
 func (s *SQLite) Record(ctx context.Context, key, messageID string) error {
-	_, err := s.writer.ExecContext(ctx, `INSERT INTO outbound_ledger (key, message_id, created_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+	_, err := s.wq.exec(ctx, `INSERT INTO outbound_ledger (key, message_id, created_at) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING`,
 		key, messageID, s.nowMilli())
 	if err != nil {
 		return fmt.Errorf("store: write outbound ledger: %w", err)

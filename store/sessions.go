@@ -16,7 +16,7 @@ var _ core.SessionIndex = (*SQLite)(nil)
 // none.
 func (s *SQLite) GetSession(ctx context.Context, key core.SessionKey) (core.SessionEntry, bool, error) {
 	var data string
-	err := s.reader.QueryRowContext(ctx, `SELECT data FROM sessions WHERE key = ?`, string(key)).Scan(&data)
+	err := s.rq.queryRow(ctx, `SELECT data FROM sessions WHERE key = ?`, string(key)).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.SessionEntry{}, false, nil
 	}
@@ -39,7 +39,7 @@ func (s *SQLite) PutSession(ctx context.Context, e core.SessionEntry) error {
 	if err != nil {
 		return fmt.Errorf("store: put session %s: %w", e.Key, err)
 	}
-	_, err = s.writer.ExecContext(ctx, `
+	_, err = s.wq.exec(ctx, `
 		INSERT INTO sessions (key, agent_id, session_id, created_at, updated_at, data)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET

@@ -95,6 +95,9 @@ type SQLite struct {
 
 	// js holds the journal's statements, prepared on writer by Open.
 	js *journalStmts
+	// rq and wq keep the prepared statements of the per-message reads
+	// (on reader) and writes (on writer).
+	rq, wq *stmtCache
 	// now is the clock for journal and queue-settings timestamps; nil means
 	// time.Now. Tests set it right after Open.
 	now func() time.Time
@@ -204,6 +207,7 @@ func (s *SQLite) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.rq, s.wq = newStmtCache(s.reader), newStmtCache(s.writer)
 	s.checkpointer, err = openPool(ctx, s.path, checkpointParams, 1)
 	if err != nil {
 		return err
@@ -354,6 +358,8 @@ func (s *SQLite) Close() error {
 	// The reader goes first so the writer is the last connection to the file:
 	// SQLite checkpoints the WAL into state.db when its last connection
 	// closes, and that should happen on a connection that may write.
+	_ = s.rq.close()
+	_ = s.wq.close()
 	if s.reader != nil {
 		if err := s.reader.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("store: close %s: reader: %w", s.path, err))
