@@ -17,6 +17,9 @@ type cachedSession struct {
 	entry core.SessionEntry
 	file  transcript.Log
 	elem  *list.Element
+	// held is file.Held() when the session was checked in, counted in
+	// Runner.cachedBytes while it is in the cache.
+	held int64
 }
 
 // checkout removes the session from the cache and returns it, or nil. The
@@ -30,6 +33,7 @@ func (r *Runner) checkout(key core.SessionKey) *cachedSession {
 	}
 	delete(r.cache, key)
 	r.lru.Remove(cs.elem)
+	r.cachedBytes -= cs.held
 	return cs
 }
 
@@ -40,18 +44,16 @@ func (r *Runner) checkin(cs *cachedSession) {
 		cs.file.Close()
 		return
 	}
+	cs.held = cs.file.Held()
 	r.mu.Lock()
 	cs.elem = r.lru.PushFront(cs)
 	r.cache[cs.key] = cs
+	r.cachedBytes += cs.held
 	var evicted []*cachedSession
-	bytes := int64(0)
-	for e := r.lru.Front(); e != nil; e = e.Next() {
-		bytes += e.Value.(*cachedSession).file.Held()
-	}
-	for r.lru.Len() > r.cfg.MaxCachedSessions || bytes > r.cfg.MaxCachedBytes && r.lru.Len() > 1 {
+	for r.lru.Len() > r.cfg.MaxCachedSessions || r.cachedBytes > r.cfg.MaxCachedBytes && r.lru.Len() > 1 {
 		old := r.lru.Remove(r.lru.Back()).(*cachedSession)
 		delete(r.cache, old.key)
-		bytes -= old.file.Held()
+		r.cachedBytes -= old.held
 		evicted = append(evicted, old)
 	}
 	r.mu.Unlock()
@@ -80,6 +82,7 @@ func (r *Runner) Close() error {
 	}
 	r.cache = map[core.SessionKey]*cachedSession{}
 	r.lru.Init()
+	r.cachedBytes = 0
 	r.mu.Unlock()
 	for _, cs := range all {
 		cs.file.Close()

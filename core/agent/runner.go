@@ -29,6 +29,9 @@ type Runner struct {
 	active map[core.SessionKey]*activeRun
 	cache  map[core.SessionKey]*cachedSession
 	lru    *list.List
+	// cachedBytes is the transcript bytes the cached sessions hold (the
+	// sum of their held), against Config.MaxCachedBytes.
+	cachedBytes int64
 }
 
 // New builds a runner. It does no IO.
