@@ -55,8 +55,8 @@ type Options struct {
 	// APIURL, when set, replaces Discord's REST base
 	// (https://discord.com/api/v9/): a REST proxy, or a test server.
 	APIURL string
-	// HTTPClient makes REST requests and downloads; nil means one with
-	// http.DefaultTransport. The gateway dials on its own.
+	// HTTPClient makes REST requests and downloads; nil means
+	// bridges.APIHTTPClient(). The gateway dials on its own.
 	HTTPClient *http.Client
 	// Backoff paces reconnects; the zero value is 1 s doubling to 60 s.
 	// Its jitter is narrowed to the top fifth of each step, so a long
@@ -144,7 +144,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.MaxMediaBytes = bridges.DefaultMaxMediaBytes
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport}
+		opts.HTTPClient = bridges.APIHTTPClient()
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)

@@ -56,7 +56,7 @@ type Options struct {
 	// choose); nil means the egress client, which refuses private and
 	// metadata addresses. Tests of local servers set their own.
 	MediaClient *http.Client
-	// HTTPClient makes the requests; nil means http.DefaultClient.
+	// HTTPClient makes the requests; nil means bridges.APIHTTPClient().
 	HTTPClient *http.Client
 	// Log receives connection events; nil discards them.
 	Log *slog.Logger
@@ -124,7 +124,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.ChunkLimit = DefaultChunkLimit
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = http.DefaultClient
+		opts.HTTPClient = bridges.APIHTTPClient()
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)

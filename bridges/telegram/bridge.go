@@ -72,8 +72,8 @@ type Options struct {
 	// (redelivered updates are still answered once, by the journal's
 	// dedupe).
 	Offsets OffsetStore
-	// HTTPClient makes the requests; nil means a client with sane
-	// timeouts.
+	// HTTPClient makes the requests; nil means bridges.APIHTTPClient()
+	// (the long poll sets its own timeout).
 	HTTPClient *http.Client
 	// Backoff paces reconnects; the zero value is 1 s doubling to 60 s.
 	Backoff bridges.Backoff
@@ -143,7 +143,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.ChunkLimit = DefaultChunkLimit
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport}
+		opts.HTTPClient = bridges.APIHTTPClient()
 	}
 	if opts.Commands == nil {
 		opts.Commands = DefaultCommands
