@@ -25,11 +25,9 @@ var forbiddenHTTP = []string{"Get", "Post", "Head", "PostForm", "DefaultClient",
 // connect. Keep this list short: a URL a model, user or remote message
 // chose must go through egress.Client.
 var egressLintAllowed = map[string]string{
-	"bridges/discord/bridge.go:DefaultTransport":  "Discord REST client for the fixed Discord API (or the operator's apiUrl)",
 	"bridges/discord/apiurl.go:DefaultTransport":  "base of the transport that rebases Discord API requests onto the operator's apiUrl",
-	"bridges/telegram/bridge.go:DefaultTransport": "Telegram Bot API client for api.telegram.org (or the operator's API server)",
+	"bridges/httpclient.go:DefaultTransport":      "base of the bridges' client for their fixed platform APIs (api.telegram.org, slack.com, discord.com, or the operator's API server or apiUrl)",
 	"bridges/whatsapp/bridge.go:DefaultTransport": "whatsmeow's client for WhatsApp's own servers",
-	"bridges/slack/bridge.go:DefaultClient":       "Slack Web API client for slack.com",
 	"core/llm/options.go:DefaultTransport":        "LLM provider client; the base URL comes from the operator's config",
 }
 
