@@ -153,9 +153,7 @@ func (p *OpenAI) stream(ctx context.Context, body []byte, s *openaiStream) error
 			continue
 		}
 		var c openaiChunk
-		// Straight to the lenient decoder: json.Unmarshal would check the
-		// chunk's syntax once itself and once more in UnmarshalJSON.
-		if err := c.UnmarshalJSON(data); err != nil {
+		if err := c.decodeChunk(data); err != nil {
 			return err
 		}
 		if len(c.Error) > 0 && string(c.Error) != "null" {

@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ func FuzzOpenAIChunk(f *testing.F) {
 		s := openaiStream{b: bl, cur: -1, now: time.Unix(0, 0)}
 		for _, data := range []string{a, b} {
 			var c openaiChunk
-			if json.Unmarshal([]byte(data), &c) == nil {
+			if c.decodeChunk([]byte(data)) == nil {
 				s.handle(c)
 			}
 		}
