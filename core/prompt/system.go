@@ -182,10 +182,34 @@ func writeTooling(b *strings.Builder, tools []ToolSummary) {
 // firstLine returns the first non-blank line of s with its white space
 // collapsed.
 func firstLine(s string) string {
+	if line, ok := plainFirstLine(s); ok {
+		return line
+	}
 	for line := range strings.SplitSeq(s, "\n") {
 		if f := strings.Fields(line); len(f) > 0 {
 			return strings.Join(f, " ")
 		}
 	}
 	return ""
+}
+
+// plainFirstLine is firstLine without allocating, for the usual case: a
+// first line of ASCII words one space apart. ok is false for anything else
+// (other whitespace, a blank first line, a non-ASCII byte), which firstLine
+// then normalises in full. The tool list is written every turn, and this
+// was most of its cost.
+func plainFirstLine(s string) (string, bool) {
+	line, _, _ := strings.Cut(s, "\n")
+	if line == "" || line[0] == ' ' || line[len(line)-1] == ' ' {
+		return "", false
+	}
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c >= 0x80, c == '\t', c == '\r', c == '\v', c == '\f':
+			return "", false
+		case c == ' ' && line[i+1] == ' ':
+			return "", false
+		}
+	}
+	return line, true
 }
