@@ -269,8 +269,13 @@ func TestShortReplyToAPlainClientIsSixFrames(t *testing.T) {
 			break
 		}
 	}
+	// The run sends its start, a delta at the first token, its end, the
+	// last delta and the final; a client slower than the run may find the
+	// second delta folded into the first, still queued (they are
+	// droppable snapshots).
 	want := []string{"res chat.send", "agent lifecycle start", "chat delta", "agent lifecycle end", "chat delta", "chat final"}
-	if !reflect.DeepEqual(frames, want) {
+	folded := []string{"res chat.send", "agent lifecycle start", "chat delta", "agent lifecycle end", "chat final"}
+	if !reflect.DeepEqual(frames, want) && !reflect.DeepEqual(frames, folded) {
 		t.Fatalf("frames:\n%s\nwant:\n%s", strings.Join(frames, "\n"), strings.Join(want, "\n"))
 	}
 }

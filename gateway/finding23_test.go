@@ -126,7 +126,9 @@ func TestFinding2_ALongReplyReachesEveryFollowerInLinearBytes(t *testing.T) {
 func TestFinding2_AStalledClientsChatDeltasCoalesce(t *testing.T) {
 	r := newRig(t, rigOptions{cfg: func(c *Config) { c.Policy.MaxBufferedBytes = 8 << 20 }})
 	ws := stalledClient(t, r)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A bound, not a measure: some 50 MB of snapshots are encoded below,
+	// which under -race on a loaded machine takes seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	req, _ := json.Marshal(map[string]any{"type": "req", "id": "h", "method": "chat.history", "params": map[string]any{"sessionKey": "main"}})
 	if err := ws.Write(ctx, websocket.MessageText, req); err != nil {

@@ -17,12 +17,13 @@ import (
 // with streaming (POST /v1/messages, server-sent events). It is safe for
 // concurrent use.
 type Anthropic struct {
-	name   string
-	apiKey string
-	url    string
-	header http.Header
-	client *http.Client
-	clock  func() time.Time
+	name    string
+	apiKey  string
+	url     string
+	header  http.Header
+	client  *http.Client
+	clock   func() time.Time
+	drainer drainer
 }
 
 // Compile-time check that Anthropic is a Provider.
@@ -80,7 +81,10 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, emit func(core.Ass
 }
 
 func (p *Anthropic) stream(ctx context.Context, body []byte, b *MessageBuilder, src errorSource) (*core.AssistantMessage, error) {
-	resp, err := postStream(ctx, p.client, p.url, p.header, body)
+	// The request's own context: drain may end it without ending ctx.
+	reqCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	resp, err := postStream(reqCtx, p.client, p.url, p.header, body)
 	if err != nil {
 		if ctx.Err() != nil {
 			return b.Abort(ctx)
@@ -120,6 +124,9 @@ func (p *Anthropic) stream(ctx context.Context, body []byte, b *MessageBuilder, 
 		}
 		return b.Fail(src.truncated("before message_stop"))
 	}
+	// message_stop is the last event; what follows is framing, read so
+	// the connection serves the next turn.
+	p.drainer.drain(resp.Body, cancel)
 	switch s.stop {
 	case "max_tokens", "model_context_window_exceeded":
 		return b.Done(core.StopReasonLength)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,24 +58,37 @@ func postStream(ctx context.Context, client *http.Client, url string, header htt
 	return nil, &httpStatusError{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
-// A stream that ends in-band ([DONE]) has a few bytes of framing left
-// (the chunked encoding's last chunk). Read to its end, the response
-// leaves its connection to the next request; closed early, the connection
-// is dropped and the next turn pays a new TCP (and TLS) handshake. The
-// rest is read up to drainBytes and drainTime, so a server that holds the
-// response open after [DONE] costs that much and no more.
+// A stream that ends in-band ([DONE], message_stop) has a few bytes of
+// framing left (the chunked encoding's last chunk). Read to its end, the
+// response leaves its connection to the next request; closed early, the
+// connection is dropped and the next turn pays a new TCP (and TLS)
+// handshake. The rest is read up to drainBytes and drainTime. A server
+// that holds the response open after its last event costs that once: the
+// provider then stops draining (see drainer).
 const (
 	drainBytes = 4 << 10
-	drainTime  = 100 * time.Millisecond
+	drainTime  = time.Second
 )
 
+// drainer reads the end of a provider's responses until one of its
+// servers is seen to hold a response open after the last event. Safe for
+// concurrent use.
+type drainer struct {
+	lingers atomic.Bool
+}
+
 // drain reads what is left of body, within drainBytes and drainTime;
-// cancel ends the request when time is up. Blocking, on the calling
-// goroutine.
-func drain(body io.Reader, cancel context.CancelFunc) {
+// cancel ends the request when time is up, and from then on drain does
+// nothing. Blocking, on the calling goroutine.
+func (d *drainer) drain(body io.Reader, cancel context.CancelFunc) {
+	if d.lingers.Load() {
+		return
+	}
 	t := time.AfterFunc(drainTime, cancel)
-	defer t.Stop()
 	_, _ = io.CopyN(io.Discard, body, drainBytes)
+	if !t.Stop() {
+		d.lingers.Store(true)
+	}
 }
 
 // extraHeaders returns the configured headers (models.providers.*.headers)

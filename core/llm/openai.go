@@ -28,6 +28,7 @@ type OpenAI struct {
 	client              *http.Client
 	clock               func() time.Time
 	maxCompletionTokens bool
+	drainer             drainer
 }
 
 // Compile-time check that OpenAI is a Provider.
@@ -147,7 +148,7 @@ func (p *OpenAI) stream(ctx context.Context, body []byte, s *openaiStream) error
 		case err != nil:
 			return err
 		case bytes.HasPrefix(data, doneData):
-			drain(resp.Body, cancel)
+			p.drainer.drain(resp.Body, cancel)
 			return nil
 		case len(bytes.TrimSpace(data)) == 0:
 			continue
