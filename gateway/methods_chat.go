@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,7 +35,14 @@ const (
 
 // chatSendParams are chat.send's params (openclaw-facts §1.11, §1.15).
 type chatSendParams struct {
-	SessionKey              string          `json:"sessionKey"`
+	SessionKey string `json:"sessionKey"`
+	// AgentID and SessionID are what OpenClaw's TUI sends with every line
+	// (openclaw@2026.9.6, ChatSendParamsSchema): see checkAgentID; a
+	// sessionId names the transcript the client last saw, which OpenClaw
+	// uses only to pick a faster admission path, so it is checked for form
+	// and not acted on.
+	AgentID                 *string         `json:"agentId,omitempty"`
+	SessionID               *string         `json:"sessionId,omitempty"`
 	Message                 *string         `json:"message"`
 	Thinking                string          `json:"thinking,omitempty"`
 	Deliver                 *bool           `json:"deliver,omitempty"`
@@ -57,6 +65,12 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 	}
 	if e := checkSessionKey(req.Method, p.SessionKey); e != nil {
 		return nil, e
+	}
+	if e := s.checkAgentID(req.Method, p.AgentID); e != nil {
+		return nil, e
+	}
+	if p.SessionID != nil && (*p.SessionID == "" || len(*p.SessionID) > maxSessionKeyLen) {
+		return nil, invalidParams(req.Method, "sessionId, when given, must be 1 to 512 characters")
 	}
 	if p.IdempotencyKey == "" || len(p.IdempotencyKey) > maxIdempotencyKey {
 		return nil, invalidParams(req.Method, "idempotencyKey is required (a unique id per message, at most 256 characters)")
@@ -191,6 +205,23 @@ func submitError(err error) *protocol.ErrorShape {
 	return protocol.Unavailable("the message could not be stored: "+err.Error(), 1000)
 }
 
+// checkAgentID checks a request's agentId, which OpenClaw's clients send
+// to say which agent a sessionKey belongs to: absent, or the agent this
+// gateway runs (Switchboard runs one per gateway, agents.list's only
+// entry), case aside.
+func (s *Server) checkAgentID(method string, id *string) *protocol.ErrorShape {
+	if id == nil {
+		return nil
+	}
+	if *id == "" {
+		return invalidParams(method, "agentId, when given, must not be empty")
+	}
+	if agent := s.defaultAgentID(); !strings.EqualFold(*id, agent) {
+		return invalidParams(method, fmt.Sprintf("unknown agentId %q: this gateway runs agent %q (see agents.list)", *id, agent))
+	}
+	return nil
+}
+
 func checkSessionKey(method, key string) *protocol.ErrorShape {
 	if key == "" || len(key) > maxSessionKeyLen {
 		return invalidParams(method, "sessionKey is required (1 to 512 characters)")
@@ -311,13 +342,21 @@ func messageChars(m core.Message) int {
 
 func (s *Server) mChatAbort(_ context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
-		SessionKey string `json:"sessionKey"`
-		RunID      string `json:"runId"`
+		SessionKey string  `json:"sessionKey"`
+		RunID      string  `json:"runId"`
+		AgentID    *string `json:"agentId"`
+		// PreserveSideRuns is OpenClaw's: keep side runs (subagents) of the
+		// session going. Switchboard's abort stops the session's run only,
+		// so it is accepted and has nothing more to keep.
+		PreserveSideRuns *bool `json:"preserveSideRuns"`
 	}
 	if e := decodeParams(req, &p); e != nil {
 		return nil, e
 	}
 	if e := checkSessionKey(req.Method, p.SessionKey); e != nil {
+		return nil, e
+	}
+	if e := s.checkAgentID(req.Method, p.AgentID); e != nil {
 		return nil, e
 	}
 	key := core.ResolveRequestSessionKey(s.defaultAgentID(), p.SessionKey)
