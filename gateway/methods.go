@@ -35,6 +35,8 @@ func (s *Server) registry() map[string]method {
 		"sessions.list":        {s.mSessionsList, true},
 		"sessions.resolve":     {s.mSessionsResolve, false},
 		"sessions.preview":     {s.mSessionsPreview, true},
+		"sessions.describe":    {s.mSessionsDescribe, true},
+		"sessions.create":      {s.mSessionsCreate, true},
 		"sessions.patch":       {s.mSessionsPatch, true},
 		"sessions.reset":       {s.mSessionsReset, true},
 		"sessions.delete":      {s.mSessionsDelete, true},

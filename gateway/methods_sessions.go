@@ -151,6 +151,39 @@ func (s *Server) mSessionsResolve(ctx context.Context, _ *conn, req protocol.Req
 	return nil, protocol.InvalidRequest("no session matches", nil)
 }
 
+// mSessionsDescribe answers sessions.describe {key, agentId?,
+// includeDerivedTitles?, includeLastMessage?} with {session}: the
+// session's sessions.list row, or null when there is none. OpenClaw's TUI
+// asks it for the session it shows, after each run. The two include flags
+// are accepted and change nothing: a row here has no derived title or last
+// message.
+func (s *Server) mSessionsDescribe(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
+	var p struct {
+		Key                  string  `json:"key"`
+		AgentID              *string `json:"agentId"`
+		IncludeDerivedTitles bool    `json:"includeDerivedTitles"`
+		IncludeLastMessage   bool    `json:"includeLastMessage"`
+	}
+	if e := decodeParams(req, &p); e != nil {
+		return nil, e
+	}
+	if e := checkSessionKey(req.Method, p.Key); e != nil {
+		return nil, invalidParams(req.Method, "key is required (1 to 512 characters)")
+	}
+	if e := s.checkAgentID(req.Method, p.AgentID); e != nil {
+		return nil, e
+	}
+	key := core.ResolveRequestSessionKey(s.defaultAgentID(), p.Key)
+	e, ok, err := s.backend.Load().Store.GetSession(ctx, key)
+	if err != nil {
+		return nil, errorShape(err)
+	}
+	if !ok {
+		return map[string]any{"session": nil}, nil
+	}
+	return map[string]any{"session": rowOf(e)}, nil
+}
+
 func (s *Server) mSessionsPreview(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
 		Keys     []string `json:"keys"`

@@ -51,3 +51,86 @@ func TestChatSendTakesWhatOpenClawsTUISends(t *testing.T) {
 		}
 	}
 }
+
+// OpenClaw's TUI asks sessions.describe {key} for the session it shows,
+// at start and after every run, and printed "session description failed:
+// unknown method" when it was missing. The answer is {session}: the
+// sessions.list row, or null for a session that has no entry yet.
+func TestSessionsDescribeAnswersTheTUI(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	if res := call[map[string]any](t, c, "sessions.describe", map[string]any{"key": "agent:main:fresh"}); res["session"] != nil {
+		t.Fatalf("sessions.describe of a session with no entry = %v, want session: null", res)
+	}
+
+	r.provider.Push(llmtest.Text("described"))
+	call[map[string]any](t, c, "chat.send", map[string]any{"sessionKey": "main", "message": "hi", "idempotencyKey": "d-1"})
+	chatEvents(t, c, "d-1")
+	res := call[map[string]any](t, c, "sessions.describe", map[string]any{"key": "main", "agentId": "main", "includeDerivedTitles": true, "includeLastMessage": true})
+	row, _ := res["session"].(map[string]any)
+	if row["key"] != "agent:main:main" || row["kind"] != "direct" || row["sessionId"] == "" || row["updatedAt"] == nil {
+		t.Fatalf("sessions.describe = %v, want the row of agent:main:main", res)
+	}
+	list := call[map[string]any](t, c, "sessions.list", map[string]any{"limit": 1})
+	if first := list["sessions"].([]any)[0].(map[string]any); first["sessionId"] != row["sessionId"] {
+		t.Fatalf("describe's row %v differs from sessions.list's %v", row, first)
+	}
+
+	for _, tc := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{}, "key is required"},
+		{map[string]any{"key": "main", "agentId": "ops"}, `unknown agentId "ops"`},
+		{map[string]any{"key": "main", "limit": 3}, `unknown member "limit"`},
+	} {
+		e := callErr(t, c, "sessions.describe", tc.params)
+		if e.Code != protocol.CodeInvalidRequest || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("sessions.describe %v: %s %q, want INVALID_REQUEST containing %q", tc.params, e.Code, e.Message, tc.want)
+		}
+	}
+}
+
+// OpenClaw's TUI starts a new chat with sessions.create {key: "tui-<uuid>",
+// agentId, parentSessionKey, succeedsParent, emitCommandHooks} and switches
+// to the key it is answered; without the method /new printed "new session
+// failed". Members naming what Switchboard lacks are refused by name.
+func TestSessionsCreateAnswersTheTUIsNew(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	res := call[map[string]any](t, c, "sessions.create", map[string]any{
+		"key": "tui-0b7c8d9e", "agentId": "main", "parentSessionKey": "agent:main:main",
+		"succeedsParent": true, "emitCommandHooks": true, "label": "Side chat",
+	})
+	if res["ok"] != true || res["key"] != "agent:main:tui-0b7c8d9e" || res["sessionId"] == "" {
+		t.Fatalf("sessions.create = %v", res)
+	}
+	desc := call[map[string]any](t, c, "sessions.describe", map[string]any{"key": "agent:main:tui-0b7c8d9e"})
+	if row, _ := desc["session"].(map[string]any); row["label"] != "Side chat" || row["sessionId"] != res["sessionId"] {
+		t.Fatalf("the created session is described as %v", desc)
+	}
+	again := call[map[string]any](t, c, "sessions.create", map[string]any{"key": "tui-0b7c8d9e"})
+	if again["sessionId"] != res["sessionId"] {
+		t.Errorf("creating an existing key = %v, want it adopted with sessionId %v", again, res["sessionId"])
+	}
+	if fresh := call[map[string]any](t, c, "sessions.create", nil); fresh["key"] == "" || fresh["key"] == res["key"] {
+		t.Errorf("sessions.create without a key = %v", fresh)
+	}
+
+	for _, tc := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"key": "x", "worktree": true}, `"worktree" is not supported by Switchboard`},
+		{map[string]any{"key": "x", "message": "hi"}, `"message" is not supported`},
+		{map[string]any{"key": "x", "agentId": "ops"}, `unknown agentId "ops"`},
+		{map[string]any{"key": "y", "label": "Side chat"}, `label "Side chat" is already used`},
+		{map[string]any{"key": "x", "succeedsParent": true}, "succeedsParent requires parentSessionKey"},
+		{map[string]any{"key": "x", "colour": "red"}, `unknown member "colour"`},
+	} {
+		e := callErr(t, c, "sessions.create", tc.params)
+		if e.Code != protocol.CodeInvalidRequest || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("sessions.create %v: %s %q, want INVALID_REQUEST containing %q", tc.params, e.Code, e.Message, tc.want)
+		}
+	}
+}

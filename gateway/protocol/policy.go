@@ -86,8 +86,10 @@ func (r Requirement) String() string {
 	return "admin"
 }
 
-// reservedAdminPrefixes are namespaces that always need admin, whatever a
-// table or plugin says (src/shared/gateway-method-policy.ts).
+// reservedAdminPrefixes are namespaces that need admin unless methodPolicy
+// names the method (src/shared/gateway-method-policy.ts; OpenClaw
+// 2026.9.6's resolveScopedMethod reads its core table first, so config.get
+// and config.schema are read methods there).
 var reservedAdminPrefixes = []string{"config.", "exec.approvals.", "wizard.", "update."}
 
 // methodPolicy classifies every core method Switchboard knows: openclaw-facts
@@ -158,6 +160,10 @@ var methodPolicy = map[string]Requirement{
 	"sessions.list":                 RequireRead,
 	"sessions.get":                  RequireRead,
 	"sessions.preview":              RequireRead,
+	"config.get":                    RequireRead,
+	"config.schema":                 RequireRead,
+	"config.schema.lookup":          RequireRead,
+	"sessions.describe":             RequireRead,
 	"sessions.resolve":              RequireRead,
 	"sessions.compaction.list":      RequireRead,
 	"sessions.compaction.get":       RequireRead,
@@ -240,20 +246,20 @@ var methodPolicy = map[string]Requirement{
 }
 
 // ScopeOf returns what method requires of its caller, and whether the
-// method is classified. Reserved namespaces (config.*, exec.approvals.*,
-// wizard.*, update.*) are always RequireAdmin; an unclassified method is
-// RequireAdmin with false (default-deny).
+// method is classified. The core table decides first, as in OpenClaw
+// 2026.9.6; any other method of a reserved namespace (config.*,
+// exec.approvals.*, wizard.*, update.*) is RequireAdmin; an unclassified
+// method is RequireAdmin with false (default-deny).
 func ScopeOf(method string) (Requirement, bool) {
+	if r, ok := methodPolicy[method]; ok {
+		return r, true
+	}
 	for _, prefix := range reservedAdminPrefixes {
 		if strings.HasPrefix(method, prefix) {
 			return RequireAdmin, true
 		}
 	}
-	r, ok := methodPolicy[method]
-	if !ok {
-		return RequireAdmin, false
-	}
-	return r, true
+	return RequireAdmin, false
 }
 
 // Classified reports whether method has an explicit policy; the server's

@@ -50,11 +50,18 @@ func TestScopeOfFactsTable(t *testing.T) {
 	check([]string{"device.pair.approve", "device.token.rotate", "node.pair.approve", "node.rename"}, RequirePairing)
 }
 
-// Reserved namespaces are admin whatever else says so, including the two
-// config methods OpenClaw's own table lists as read.
+// Reserved namespaces are admin unless the core table names the method:
+// OpenClaw 2026.9.6 reads its table first, and lists config.get,
+// config.schema and config.schema.lookup as read (its CLI asks only for
+// operator.read when it calls config.get).
 func TestScopeOfReservedPrefixes(t *testing.T) {
+	for _, m := range []string{"config.get", "config.schema", "config.schema.lookup"} {
+		if got, ok := ScopeOf(m); !ok || got != RequireRead {
+			t.Errorf("ScopeOf(%q) = %v, %v; want read, true", m, got, ok)
+		}
+	}
 	for _, m := range []string{
-		"config.get", "config.schema.lookup", "config.patch", "config.new.thing",
+		"config.patch", "config.set", "config.apply", "config.new.thing",
 		"exec.approvals.set", "exec.approvals.node.get", "wizard.start", "update.run", "update.anything",
 	} {
 		got, ok := ScopeOf(m)
@@ -157,7 +164,8 @@ func TestAuthorize(t *testing.T) {
 			`{"code":"INVALID_REQUEST","message":"missing scope: operator.pairing"}`},
 		{"unclassified denied to write", RoleOperator, write, "brand.new",
 			`{"code":"INVALID_REQUEST","message":"missing scope: operator.admin"}`},
-		{"reserved config.get denied to read", RoleOperator, read, "config.get",
+		{"config.get is a read method", RoleOperator, read, "config.get", ""},
+		{"reserved config.patch denied to write", RoleOperator, write, "config.patch",
 			`{"code":"INVALID_REQUEST","message":"missing scope: operator.admin"}`},
 		{"node calls a node method", RoleNode, nil, "node.event", ""},
 		{"node cannot call operator methods", RoleNode, admin, "chat.send",
