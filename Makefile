@@ -10,7 +10,7 @@ STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
 CONFIG        ?= config.yaml.example
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster bench-cluster soak generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e openclaw bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster bench-cluster soak generate clean
 
 all: build
 
@@ -48,6 +48,13 @@ unit:
 e2e:
 	scripts/install-chromium
 	E2E_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -v ./e2e
+
+## openclaw: the OpenClaw compatibility suite alone (its CLI and TUI against
+## the daemon, the method table in docs/OPENCLAW.md), installing Node.js 24
+## and openclaw@OPENCLAW_VERSION into the user cache first.
+openclaw:
+	scripts/install-openclaw
+	E2E_REQUIRE_OPENCLAW=1 $(GO) test -race -count=1 -run OpenClaw -v ./e2e
 
 ## bench: every benchmark, with allocations.
 bench:

@@ -164,14 +164,24 @@ func (tb *tab) waitIdle() {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// screenshot saves the page as a PNG artifact named after the scenario.
-func (tb *tab) screenshot(name string) {
+// artifactsDir is where scenarios save what they saw: $E2E_ARTIFACTS, else
+// e2e/artifacts; "" (logged) when it cannot be made.
+func artifactsDir(t *testing.T) string {
 	dir := os.Getenv("E2E_ARTIFACTS")
 	if dir == "" {
 		dir = "artifacts"
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.t.Logf("screenshot: %v", err)
+		t.Logf("artifacts: %v", err)
+		return ""
+	}
+	return dir
+}
+
+// screenshot saves the page as a PNG artifact named after the scenario.
+func (tb *tab) screenshot(name string) {
+	dir := artifactsDir(tb.t)
+	if dir == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)

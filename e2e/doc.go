@@ -8,4 +8,12 @@
 // installs it when missing). Without it they are skipped, except under
 // CI=true or E2E_REQUIRE_BROWSER=1, where a missing browser fails the run. Each scenario saves a
 // screenshot under e2e/artifacts (E2E_ARTIFACTS overrides the directory).
+//
+// The OpenClaw compatibility suite (openclaw_*_test.go) drives OpenClaw's
+// own CLI and TUI (in tmux) against the daemon and checks
+// docs/OPENCLAW.md's method table against OpenClaw's method list. It needs
+// Node.js 24 and the npm package openclaw at e2e/OPENCLAW_VERSION (or
+// $OPENCLAW_VERSION), which scripts/install-openclaw puts in the user cache;
+// without them it is skipped, except under CI=true or
+// E2E_REQUIRE_OPENCLAW=1.
 package e2e

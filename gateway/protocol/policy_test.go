@@ -19,9 +19,10 @@ var (
 	factsWrite = []string{
 		"chat.send", "chat.abort", "agent", "agent.wait", "send", "poll", "wake", "message.action",
 		"sessions.create", "sessions.send", "sessions.steer", "sessions.abort", "node.invoke",
+		"sessions.patch", // label and thinkingLevel: write in OpenClaw 2026.9.6
 	}
 	factsAdmin = []string{
-		"chat.inject", "sessions.patch", "sessions.reset", "sessions.delete", "sessions.compact",
+		"chat.inject", "sessions.reset", "sessions.delete", "sessions.compact",
 		"cron.add", "cron.update", "cron.remove", "cron.run", "set-heartbeats", "system-event",
 		"channels.logout", "agents.create", "agents.update", "agents.delete", "web.login.start",
 		"web.login.wait", "secrets.reload", "secrets.resolve",
