@@ -131,6 +131,19 @@ func (p *tuiPane) typeLine(s string) {
 	p.tmux("send-keys", "-t", "tui", "Enter")
 }
 
+// noFailures fails the test for every line in which the TUI reports a
+// method it could not use ("<what> failed: …"; before sessions.describe
+// existed: "session description failed: unknown method"). The TUI clears
+// its log on /new and on a reload, so each phase checks its own.
+func (p *tuiPane) noFailures() {
+	p.t.Helper()
+	for _, line := range strings.Split(p.screen(), "\n") {
+		if strings.Contains(line, "failed") || strings.Contains(line, "unknown method") {
+			p.t.Errorf("the TUI reported a failure: %s", strings.TrimSpace(line))
+		}
+	}
+}
+
 // awaitRequest waits until the model has received its n-th request and the
 // TUI has taken chat.send's answer (its activity line no longer says
 // "sending"). Only then does the test let the model answer: OpenClaw's TUI
@@ -177,6 +190,7 @@ func TestOpenClawTUI(t *testing.T) {
 	close(first)
 	p.waitText("Hello from the fake model, streamed in parts.")
 	p.waitIdle()
+	p.noFailures()
 
 	// Escape aborts a long answer mid-stream.
 	p.typeLine("Write a long answer")
@@ -188,6 +202,7 @@ func TestOpenClawTUI(t *testing.T) {
 	if strings.Contains(p.screen(), "that never ends") {
 		t.Error("text the model never sent was shown")
 	}
+	p.noFailures()
 
 	// /new moves the TUI to a fresh session, whose prompt carries none of
 	// the first session's conversation.
@@ -202,6 +217,7 @@ func TestOpenClawTUI(t *testing.T) {
 		t.Errorf("the new session's model request carries the old conversation or lacks the new line:\n%s", body)
 	}
 	p.waitIdle()
+	p.noFailures()
 
 	// The daemon restarts; the TUI reconnects by itself and chats on.
 	d.stop()
@@ -216,6 +232,7 @@ func TestOpenClawTUI(t *testing.T) {
 	close(after)
 	p.waitText("Back after the restart.")
 	p.waitIdle()
+	p.noFailures()
 	if dir := artifactsDir(t); dir != "" {
 		if err := os.WriteFile(filepath.Join(dir, t.Name()+".txt"), []byte(p.screen()), 0o644); err != nil {
 			t.Logf("saving the TUI's screen: %v", err)
