@@ -74,6 +74,13 @@ func newDaemon(t *testing.T, model *llmtest.Server) *daemon {
 // configuration.
 func newDaemonWith(t *testing.T, model *llmtest.Server, extra string) *daemon {
 	t.Helper()
+	return newDaemonGateway(t, model, "", extra)
+}
+
+// newDaemonGateway is newDaemonWith with gatewayExtra, YAML indented by
+// two spaces, added to the gateway section.
+func newDaemonGateway(t *testing.T, model *llmtest.Server, gatewayExtra, extra string) *daemon {
+	t.Helper()
 	d := &daemon{t: t, dir: t.TempDir(), port: freePort(t), model: model, logs: &syncBuffer{}}
 	d.config = filepath.Join(d.dir, "config.yaml")
 	provider := "echo/echo"
@@ -86,7 +93,7 @@ func newDaemonWith(t *testing.T, model *llmtest.Server, extra string) *daemon {
 gateway:
   bind: loopback
   port: %d
-models:
+%smodels:
   providers:
 %sagents:
   defaults:
@@ -95,7 +102,7 @@ models:
 messages:
   queue:
     debounceMs: 0
-`, filepath.Join(d.dir, "state"), d.port, providers, provider) + extra
+`, filepath.Join(d.dir, "state"), d.port, gatewayExtra, providers, provider) + extra
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,9 @@
 // screenshot under e2e/artifacts (E2E_ARTIFACTS overrides the directory).
 //
 // The OpenClaw compatibility suite (openclaw_*_test.go) drives OpenClaw's
-// own CLI and TUI (in tmux) against the daemon and checks
-// docs/OPENCLAW.md's method table against OpenClaw's method list. It needs
+// own CLI, TUI (in tmux) and Control UI (in headless Chromium) against the
+// daemon and checks docs/OPENCLAW.md's method table against OpenClaw's
+// method list. It needs
 // Node.js 24 and the npm package openclaw at e2e/OPENCLAW_VERSION (or
 // $OPENCLAW_VERSION), which scripts/install-openclaw puts in the user cache;
 // without them it is skipped, except under CI=true or

@@ -27,30 +27,38 @@ const (
 // suiteMethods are the methods the compatibility suite drives through
 // OpenClaw's own clients, and which test does; the table names them.
 var suiteMethods = map[string]string{
-	"health": "CLI", "status": "CLI", "chat.send": "CLI, TUI", "chat.history": "CLI, TUI",
-	"chat.abort": "CLI, TUI", "sessions.list": "CLI, TUI", "cron.add": "CLI", "cron.list": "CLI",
-	"cron.status": "CLI", "cron.run": "CLI", "cron.runs": "CLI", "cron.remove": "CLI",
-	"channels.status": "CLI", "config.get": "CLI", "device.pair.list": "CLI", "device.pair.approve": "CLI",
-	"sessions.subscribe": "TUI", "agents.list": "TUI", "sessions.describe": "TUI",
-	"sessions.create": "TUI", "commands.list": "TUI",
+	"health": "CLI", "status": "CLI", "chat.send": "CLI, TUI, UI", "chat.history": "CLI, TUI",
+	"chat.abort": "CLI, TUI", "sessions.list": "CLI, TUI, UI", "cron.add": "CLI", "cron.list": "CLI, UI",
+	"cron.status": "CLI, UI", "cron.run": "CLI", "cron.runs": "CLI", "cron.remove": "CLI",
+	"channels.status": "CLI, UI", "config.get": "CLI, UI", "device.pair.list": "CLI", "device.pair.approve": "CLI",
+	"sessions.subscribe": "TUI, UI", "agents.list": "TUI, UI", "sessions.describe": "TUI, UI",
+	"sessions.create": "TUI", "commands.list": "TUI", "chat.startup": "UI", "models.list": "UI",
+	"agent.identity.get": "UI", "sessions.messages.subscribe": "UI", "channels.pairing.list": "UI",
+	"exec.approval.list": "UI",
 }
 
 // partialMethods are implemented methods that do less than OpenClaw's, and
 // what they leave out.
 var partialMethods = map[string]string{
-	"chat.send":         "members naming what Switchboard lacks (workContext, fastMode, toolBindings, expected* guards, …) are refused by name or ignored, see below",
-	"sessions.create":   "creates or adopts a session by key, label and thinking level; forks, worktrees, projects, models and a first message are refused by name",
-	"sessions.describe": "the sessions.list row; includeDerivedTitles and includeLastMessage add nothing",
-	"sessions.patch":    "label and thinkingLevel only",
-	"config.get":        "Switchboard's YAML configuration, not OpenClaw's; no runtimeConfig",
-	"config.schema":     "Switchboard's configuration schema",
-	"models.list":       "the configured models; no catalog or availability details",
-	"agents.list":       "one agent per gateway",
-	"status":            "Switchboard's own status fields",
-	"channels.status":   "Switchboard's bridges (telegram, slack, discord, whatsapp)",
-	"commands.list":     "Switchboard's chat commands",
-	"web.login.start":   "WhatsApp linking only; callable, not advertised, as in OpenClaw",
-	"web.login.wait":    "WhatsApp linking only; callable, not advertised, as in OpenClaw",
+	"chat.send":                "members naming what Switchboard lacks (workContext, fastMode, toolBindings, expected* guards, …) are refused by name or ignored, see below",
+	"sessions.create":          "creates or adopts a session by key, label and thinking level; forks, worktrees, projects, models and a first message are refused by name",
+	"sessions.describe":        "the sessions.list row; includeDerivedTitles and includeLastMessage add nothing",
+	"sessions.patch":           "label and thinkingLevel only",
+	"sessions.list":            "filters and decorations for what sessions here lack (owners, projects, pins, boards, subagents, archives, offset paging) are accepted and change nothing; spawnedBy matches none",
+	"chat.history":             "paging and anchoring members (cursor, offset, messageId, pendingBefore, inputRunIds, maxBytes, sessionId) are accepted and change nothing; messages carry no __openclaw ids",
+	"chat.startup":             "chat.history by sessionKey; a shortId resolves nothing (sessions here have no short ids)",
+	"cron.list":                "the whole list: paging, sorting, search and filters other than includeDisabled are accepted and change nothing",
+	"channels.pairing.list":    "the sender is never messaged (notifySupported false)",
+	"channels.pairing.approve": "notify is answered unsupported; bootstrapCommandOwner unavailable (owners are configuration)",
+	"config.get":               "Switchboard's YAML configuration, not OpenClaw's; no runtimeConfig",
+	"config.schema":            "Switchboard's configuration schema",
+	"models.list":              "the configured models; no catalog or availability details",
+	"agents.list":              "one agent per gateway",
+	"status":                   "Switchboard's own status fields",
+	"channels.status":          "Switchboard's bridges (telegram, slack, discord, whatsapp)",
+	"commands.list":            "Switchboard's chat commands",
+	"web.login.start":          "WhatsApp linking only; callable, not advertised, as in OpenClaw",
+	"web.login.wait":           "WhatsApp linking only; callable, not advertised, as in OpenClaw",
 }
 
 // familyReasons say why Switchboard has no method of an OpenClaw family.

@@ -65,6 +65,9 @@ type Backend struct {
 	DefaultModel string
 	// ContextTokens is the default model's context window, if known.
 	ContextTokens int
+	// CommandOwnerConfigured reports that the configuration names the
+	// bot's owners (commands.ownerAllowFrom), for channels.pairing.list.
+	CommandOwnerConfigured bool
 }
 
 // Store is the part of the state store the gateway uses.

@@ -18,6 +18,7 @@ func (s *Server) registry() map[string]method {
 		"status":             {s.mStatus, true},
 		"chat.send":          {s.mChatSend, true},
 		"chat.history":       {s.mChatHistory, true},
+		"chat.startup":       {s.mChatHistory, true},
 		"chat.abort":         {s.mChatAbort, true},
 		"chat.inject":        {s.mChatInject, true},
 		"agent":              {s.mAgent, true},
@@ -61,6 +62,10 @@ func (s *Server) registry() map[string]method {
 		"pairing.list":    {s.mPairingList, true},
 		"pairing.approve": {s.mPairingDecide(true), true},
 		"pairing.reject":  {s.mPairingDecide(false), true},
+
+		"channels.pairing.list":    {s.mChannelsPairingList, true},
+		"channels.pairing.approve": {s.mChannelsPairingDecide(true), true},
+		"channels.pairing.dismiss": {s.mChannelsPairingDecide(false), true},
 
 		// Callable but not advertised, as in OpenClaw (openclaw-facts §1.13).
 		"web.login.start": {s.mWebLoginStart, false},
@@ -179,12 +184,45 @@ func (s *Server) mSystemEvent(_ context.Context, _ *conn, req protocol.RequestFr
 	return map[string]any{"ok": true, "queued": queued, "sessionKey": key}, nil
 }
 
+// agentSummary is one agents.list row in OpenClaw 2026.9.6's
+// AgentSummarySchema shape: the display identity under identity, and the
+// agent's model, which OpenClaw's Control UI reads to decide whether a
+// model is set up (without it, it asks to "Connect an AI provider").
+type agentSummary struct {
+	ID       string         `json:"id"`
+	Name     string         `json:"name,omitempty"`
+	Identity *agentIdentity `json:"identity,omitempty"`
+	Model    *agentModel    `json:"model,omitempty"`
+}
+
+type agentIdentity struct {
+	Name   string `json:"name,omitempty"`
+	Emoji  string `json:"emoji,omitempty"`
+	Avatar string `json:"avatar,omitempty"`
+}
+
+type agentModel struct {
+	Primary string `json:"primary,omitempty"`
+}
+
 func (s *Server) mAgentsList(context.Context, *conn, protocol.RequestFrame) (any, *protocol.ErrorShape) {
-	agents := s.backend.Load().Agents
+	b := s.backend.Load()
+	agents := b.Agents
 	if len(agents) == 0 {
 		agents = []AgentInfo{{ID: core.DefaultAgentID}}
 	}
-	return map[string]any{"defaultId": s.defaultAgentID(), "mainKey": core.MainKey, "scope": "per-sender", "agents": agents}, nil
+	rows := make([]agentSummary, 0, len(agents))
+	for _, a := range agents {
+		r := agentSummary{ID: a.ID, Name: a.Name}
+		if a.Name != "" || a.Emoji != "" || a.Avatar != "" {
+			r.Identity = &agentIdentity{Name: a.Name, Emoji: a.Emoji, Avatar: a.Avatar}
+		}
+		if a.ID == s.defaultAgentID() && b.DefaultModel != "" {
+			r.Model = &agentModel{Primary: b.DefaultModel}
+		}
+		rows = append(rows, r)
+	}
+	return map[string]any{"defaultId": s.defaultAgentID(), "mainKey": core.MainKey, "scope": "per-sender", "agents": rows}, nil
 }
 
 func (s *Server) mAgentIdentity(_ context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {

@@ -232,14 +232,39 @@ func checkSessionKey(method, key string) *protocol.ErrorShape {
 	return nil
 }
 
+// chatHistoryIgnored are the members of OpenClaw 2026.9.6's
+// ChatHistoryParamsSchema for paging and anchoring (cursor, offset,
+// pendingBefore, messageId, inputRunIds), a byte budget (maxBytes; maxChars
+// bounds the answer here) and the session incarnation (sessionId):
+// accepted, and change nothing. chat.startup takes the same members.
+var chatHistoryIgnored = []string{"cursor", "maxBytes", "offset", "pendingBefore", "inputRunIds", "messageId", "sessionId"}
+
+// mChatHistory answers chat.history and chat.startup. chat.startup is
+// OpenClaw's first read of a conversation (its Control UI calls nothing
+// else): with a sessionKey it is chat.history; with OpenClaw's shortId it
+// answers an unresolved resolution.
 func (s *Server) mChatHistory(ctx context.Context, c *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
-		SessionKey string `json:"sessionKey"`
-		Limit      *int   `json:"limit"`
-		MaxChars   *int   `json:"maxChars"`
+		SessionKey string  `json:"sessionKey"`
+		AgentID    *string `json:"agentId"`
+		Limit      *int    `json:"limit"`
+		MaxChars   *int    `json:"maxChars"`
+		ShortID    *string `json:"shortId"`
+		SlugHint   *string `json:"slugHint"`
 	}
-	if e := decodeParams(req, &p); e != nil {
+	if e := decodeParamsAccepting(req, &p, chatHistoryIgnored...); e != nil {
 		return nil, e
+	}
+	if e := s.checkAgentID(req.Method, p.AgentID); e != nil {
+		return nil, e
+	}
+	if req.Method == "chat.startup" && p.SessionKey == "" && p.ShortID != nil {
+		// chat.startup's other form names a session by OpenClaw's short
+		// id; Switchboard's sessions have none, so it resolves nothing.
+		return map[string]any{"resolution": map[string]any{"ok": false}}, nil
+	}
+	if p.ShortID != nil || p.SlugHint != nil {
+		return nil, invalidParams(req.Method, "shortId and slugHint are chat.startup's, without sessionKey")
 	}
 	if e := checkSessionKey(req.Method, p.SessionKey); e != nil {
 		return nil, e

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/switchboardhq/switchboard/gateway/protocol"
 	"github.com/switchboardhq/switchboard/heartbeat"
@@ -19,11 +20,22 @@ func (s *Server) cronService() (*heartbeat.Cron, *protocol.ErrorShape) {
 	return nil, cronOff
 }
 
+// cronListIgnored are the members of OpenClaw 2026.9.6's
+// CronListParamsSchema that page, sort, search or filter (by session,
+// schedule kind, last status, trigger) a job list Switchboard returns
+// whole: accepted, and change nothing. OpenClaw's Control UI sends agentId
+// with every load.
+var cronListIgnored = []string{
+	"sessionKey", "sessionAgentId", "limit", "offset", "query", "enabled", "scheduleKind",
+	"lastRunStatus", "trigger", "sortBy", "sortDir", "compact", "includeDeliveryPreviews",
+}
+
 func (s *Server) mCronList(_ context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
-		IncludeDisabled *bool `json:"includeDisabled"`
+		IncludeDisabled *bool   `json:"includeDisabled"`
+		AgentID         *string `json:"agentId"`
 	}
-	if e := decodeParams(req, &p); e != nil {
+	if e := decodeParamsAccepting(req, &p, cronListIgnored...); e != nil {
 		return nil, e
 	}
 	c, e := s.cronService()
@@ -31,6 +43,9 @@ func (s *Server) mCronList(_ context.Context, _ *conn, req protocol.RequestFrame
 		return nil, e
 	}
 	jobs := []heartbeat.Job{}
+	if p.AgentID != nil && !strings.EqualFold(*p.AgentID, s.defaultAgentID()) {
+		return map[string]any{"jobs": jobs}, nil // every job here is this agent's
+	}
 	for _, j := range c.List() {
 		if j.IsEnabled() || p.IncludeDisabled == nil || *p.IncludeDisabled {
 			jobs = append(jobs, j)

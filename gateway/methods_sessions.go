@@ -62,6 +62,18 @@ func sessionKind(k core.SessionKey) string {
 	return "direct"
 }
 
+// sessionsListIgnored are the members of OpenClaw 2026.9.6's
+// SessionsListParamsSchema that filter or decorate by what Switchboard's
+// sessions do not have (subagents, projects, owners, boards, pins,
+// archives, activity summaries, paging by offset). They are accepted and
+// change nothing; the Control UI sends configuredAgentsOnly on every load.
+var sessionsListIgnored = []string{
+	"offset", "activeOnly", "requireLastInteraction", "sortBy", "excludeSubagents", "excludeCron",
+	"excludeSystem", "configuredAgentsOnly", "includeActivitySummary", "projectId", "workspaceDir",
+	"group", "pinned", "boardFace", "hasBoard", "creatorId", "ownerId", "ownerFirst", "involvingMe",
+	"profileRelation", "involvingProfileId", "includePeople", "archived",
+}
+
 func (s *Server) mSessionsList(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
 		Limit                *int   `json:"limit"`
@@ -75,7 +87,7 @@ func (s *Server) mSessionsList(ctx context.Context, _ *conn, req protocol.Reques
 		Label                string `json:"label"`
 		SpawnedBy            string `json:"spawnedBy"`
 	}
-	if e := decodeParams(req, &p); e != nil {
+	if e := decodeParamsAccepting(req, &p, sessionsListIgnored...); e != nil {
 		return nil, e
 	}
 	limit := 500
@@ -107,7 +119,9 @@ func (s *Server) mSessionsList(ctx context.Context, _ *conn, req protocol.Reques
 			r.Kind == "unknown" && !p.IncludeUnknown,
 			p.AgentID != "" && e.Key.AgentID() != core.NormalizeAgentID(p.AgentID),
 			p.Label != "" && e.Label != p.Label,
-			search != "" && !strings.Contains(strings.ToLower(string(e.Key)+" "+e.Label), search):
+			search != "" && !strings.Contains(strings.ToLower(string(e.Key)+" "+e.Label), search),
+			p.SpawnedBy != "": // no session here is spawned by another
+
 			continue
 		}
 		rows = append(rows, r)

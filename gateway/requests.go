@@ -159,6 +159,35 @@ func decodeParams(req protocol.RequestFrame, v any) *protocol.ErrorShape {
 	return nil
 }
 
+// decodeParamsAccepting is decodeParams for a method whose OpenClaw schema
+// has members Switchboard accepts and does not act on (filters, paging and
+// display hints of features it lacks): the members named in ignored are
+// dropped first, so any other unknown member is still refused by name.
+func decodeParamsAccepting(req protocol.RequestFrame, v any, ignored ...string) *protocol.ErrorShape {
+	data := bytes.TrimSpace(req.Params)
+	if len(data) > 0 && data[0] == '{' {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(data, &members); err != nil {
+			return invalidParams(req.Method, describeJSONError(err))
+		}
+		dropped := false
+		for _, name := range ignored {
+			if _, ok := members[name]; ok {
+				delete(members, name)
+				dropped = true
+			}
+		}
+		if dropped {
+			b, err := json.Marshal(members)
+			if err != nil {
+				return invalidParams(req.Method, err.Error())
+			}
+			req.Params = b
+		}
+	}
+	return decodeParams(req, v)
+}
+
 // decodeParamsLenient decodes params, ignoring members it does not know:
 // for methods whose OpenClaw schema has many optional members Switchboard
 // does not act on.

@@ -266,6 +266,8 @@ func gatewayBackend(cfg *config.Config, w wiring, st store.Full, disp *queue.Dis
 		Store: st, Dispatcher: disp, Runner: runner, Deliverer: deliver,
 		DefaultModel: cfg.Agents.Defaults.Model.Primary,
 		Agents:       []gateway.AgentInfo{{ID: core.DefaultAgentID}},
+
+		CommandOwnerConfigured: len(cfg.Commands.OwnerAllowFrom) > 0,
 	}
 	for name, p := range cfg.Models.Providers {
 		for _, m := range p.Models {

@@ -47,6 +47,14 @@ const (
 	ClientFingerprint = "fingerprint"
 	// ClientProbe is a health probe.
 	ClientProbe = "openclaw-probe"
+	// ClientBrowserCopilot is OpenClaw's browser extension (2026.9).
+	ClientBrowserCopilot = "openclaw-browser-copilot"
+	// ClientLinux is the Linux desktop app (2026.9).
+	ClientLinux = "openclaw-linux"
+	// ClientWatchOS is the watchOS app (2026.9).
+	ClientWatchOS = "openclaw-watchos"
+	// ClientWorker is a remote worker (2026.9).
+	ClientWorker = "openclaw-worker"
 )
 
 // ClientIDs lists every accepted client.id; any other value fails
@@ -54,7 +62,7 @@ const (
 var ClientIDs = []string{
 	ClientWebchatUI, ClientControlUI, ClientTUI, ClientWebchat, ClientCLI, ClientGateway,
 	ClientMacOS, ClientIOS, ClientAndroid, ClientNodeHost, ClientTest, ClientFingerprint,
-	ClientProbe,
+	ClientProbe, ClientBrowserCopilot, ClientLinux, ClientWatchOS, ClientWorker,
 }
 
 // Client modes accepted in client.mode (GATEWAY_CLIENT_MODES).
@@ -71,12 +79,14 @@ const (
 	ModeNode = "node"
 	// ModeProbe is a health probe.
 	ModeProbe = "probe"
+	// ModeWorker is a remote worker (OpenClaw 2026.9).
+	ModeWorker = "worker"
 	// ModeTest is used by tests.
 	ModeTest = "test"
 )
 
 // ClientModes lists every accepted client.mode.
-var ClientModes = []string{ModeWebchat, ModeCLI, ModeUI, ModeBackend, ModeNode, ModeProbe, ModeTest}
+var ClientModes = []string{ModeWebchat, ModeCLI, ModeUI, ModeBackend, ModeNode, ModeWorker, ModeProbe, ModeTest}
 
 // ConnectParams is the params object of the first request, method
 // "connect" (openclaw-facts §1.5). ValidateConnect fills it; its JSON form
@@ -122,6 +132,10 @@ type ClientInfo struct {
 	DisplayName string `json:"displayName,omitempty"`
 	// Version is the client's version (non-empty).
 	Version string `json:"version"`
+	// BuildID identifies the client's build (1-96 characters).
+	BuildID string `json:"buildId,omitempty"`
+	// TimeZone is the client's self-reported IANA zone (1-64 characters).
+	TimeZone string `json:"timeZone,omitempty"`
 	// Platform is the client's platform (non-empty); bound into the v3
 	// device signature.
 	Platform string `json:"platform"`
@@ -188,18 +202,27 @@ var (
 			{name: "id", required: true, schema: &schema{kind: schemaEnum, values: ClientIDs}},
 			{name: "displayName", schema: schemaNonEmpty},
 			{name: "version", required: true, schema: schemaNonEmpty},
+			{name: "buildId", schema: &schema{kind: schemaString, minLength: 1, maxLength: 96}},
 			{name: "platform", required: true, schema: schemaNonEmpty},
 			{name: "deviceFamily", schema: schemaNonEmpty},
 			{name: "modelIdentifier", schema: schemaNonEmpty},
+			{name: "timeZone", schema: &schema{kind: schemaString, minLength: 1, maxLength: 64}},
 			{name: "mode", required: true, schema: &schema{kind: schemaEnum, values: ClientModes}},
 			{name: "instanceId", schema: schemaNonEmpty},
 		}}},
 		{name: "caps", schema: schemaNonEmptyList},
 		{name: "commands", schema: schemaNonEmptyList},
+		// A node's computer-use declaration (OpenClaw 2026.9); accepted and
+		// not acted on: Switchboard has no computer use.
+		{name: "computerUse", schema: &schema{kind: schemaAny}},
 		{name: "permissions", schema: &schema{kind: schemaRecord, items: &schema{kind: schemaBool}}},
 		{name: "pathEnv", schema: schemaText},
 		{name: "role", schema: schemaNonEmpty},
 		{name: "scopes", schema: schemaNonEmptyList},
+		// The model catalog a client wants in hello-ok (OpenClaw 2026.9):
+		// {agentId?, sessionKey?} or {agentId?, shortId, slugHint?}.
+		// Accepted and not acted on: hello-ok carries no catalog here.
+		{name: "modelCatalog", schema: &schema{kind: schemaAny}},
 		{name: "device", schema: &schema{kind: schemaObject, props: []property{
 			{name: "id", required: true, schema: schemaNonEmpty},
 			{name: "publicKey", required: true, schema: schemaNonEmpty},
@@ -212,6 +235,10 @@ var (
 			{name: "bootstrapToken", schema: schemaText},
 			{name: "deviceToken", schema: schemaText},
 			{name: "password", schema: schemaText},
+			// Runtime tokens of OpenClaw's own agent runtimes (2026.9);
+			// Switchboard issues none, so they authenticate nothing.
+			{name: "approvalRuntimeToken", schema: schemaText},
+			{name: "agentRuntimeIdentityToken", schema: schemaText},
 		}}},
 		{name: "locale", schema: schemaText},
 		{name: "userAgent", schema: schemaText},

@@ -133,6 +133,12 @@ var methodPolicy = map[string]Requirement{
 	"pairing.list":    RequirePairing,
 	"pairing.approve": RequirePairing,
 	"pairing.reject":  RequirePairing,
+	// OpenClaw 2026.9.6's names for the same (approve is "dynamic" there:
+	// pairing, or admin to bootstrap a command owner, which is
+	// configuration here).
+	"channels.pairing.list":    RequirePairing,
+	"channels.pairing.approve": RequirePairing,
+	"channels.pairing.dismiss": RequirePairing,
 
 	// Read.
 	"health":                        RequireRead,
@@ -164,6 +170,7 @@ var methodPolicy = map[string]Requirement{
 	"config.schema":                 RequireRead,
 	"config.schema.lookup":          RequireRead,
 	"sessions.describe":             RequireRead,
+	"chat.startup":                  RequireRead,
 	"sessions.resolve":              RequireRead,
 	"sessions.compaction.list":      RequireRead,
 	"sessions.compaction.get":       RequireRead,
