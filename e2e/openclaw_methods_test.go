@@ -40,7 +40,7 @@ var suiteMethods = map[string]string{
 // partialMethods are implemented methods that do less than OpenClaw's, and
 // what they leave out.
 var partialMethods = map[string]string{
-	"chat.send":                "members naming what Switchboard lacks (workContext, fastMode, toolBindings, expected* guards, …) are refused by name or ignored, see below",
+	"chat.send":                "mentions, workContext, fastMode, fastAutoOnSeconds, replyToId and expectedSessionRoutingContract are accepted and change nothing; intent, toolBindings, suppressCommandInterpretation: true and non-null expected* guards are refused by name",
 	"sessions.create":          "creates or adopts a session by key, label and thinking level; forks, worktrees, projects, models and a first message are refused by name",
 	"sessions.describe":        "the sessions.list row; includeDerivedTitles and includeLastMessage add nothing",
 	"sessions.patch":           "label and thinkingLevel only",
@@ -172,6 +172,73 @@ func openClawMethods(t *testing.T, oc *openClaw) [][3]string {
 	return nil
 }
 
+// openClawParamMembers reads, for each method whose handler in OpenClaw's
+// dist validates its params with a schema of its own, that schema's
+// top-level members: assertValidParams(params, validateXParams, "m")
+// names the validator, `validateXParams = lazyCompile(XParamsSchema)` the
+// schema, and `const XParamsSchema = closedObject({` its members, one tab
+// in. Methods whose schema is a union or built otherwise are left out.
+func openClawParamMembers(t *testing.T, oc *openClaw) map[string][]string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(oc.entry), "dist", "*.mjs"))
+	var all strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		all.WriteByte('\n')
+	}
+	src := all.String()
+	validators := map[string]string{}
+	for _, m := range regexp.MustCompile(`assertValidParams\([^,]+,\s*(validate\w+),\s*"([a-zA-Z.-]+)"`).FindAllStringSubmatch(src, -1) {
+		if _, ok := validators[m[2]]; !ok {
+			validators[m[2]] = m[1]
+		}
+	}
+	schemas := map[string]string{}
+	for _, m := range regexp.MustCompile(`const (validate\w+) = /\* @__PURE__ \*/ lazyCompile\((\w+)\)`).FindAllStringSubmatch(src, -1) {
+		schemas[m[1]] = m[2]
+	}
+	members := map[string][]string{}
+	member := regexp.MustCompile(`(?m)^\t(\w+):`)
+	for _, m := range regexp.MustCompile(`(?s)const (\w+ParamsSchema) = closedObject\(\{\n(.*?)\n\}\)`).FindAllStringSubmatch(src, -1) {
+		for _, mm := range member.FindAllStringSubmatch(m[2], -1) {
+			members[m[1]] = append(members[m[1]], mm[1])
+		}
+	}
+	out := map[string][]string{}
+	for method, v := range validators {
+		if ms := members[schemas[v]]; len(ms) > 0 {
+			out[method] = ms
+		}
+	}
+	if len(out) < 50 {
+		t.Fatalf("found the params schemas of only %d methods in OpenClaw %s's dist; it changed how it builds them: update openClawParamMembers", len(out), oc.version)
+	}
+	return out
+}
+
+// refusedMembers asks the gateway, for each member of method's OpenClaw
+// schema, whether it knows the member: a request with the member set to
+// null is refused with `unknown member "<name>"` when it does not (and
+// with some other error, or not at all, when it does). The daemon is a
+// throwaway one, so whatever a call does is harmless.
+func refusedMembers(t *testing.T, c *client.Client, method string, members []string) []string {
+	t.Helper()
+	var refused []string
+	for _, m := range members {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := c.Call(ctx, method, map[string]any{m: nil})
+		cancel()
+		if err != nil && strings.Contains(err.Error(), fmt.Sprintf("unknown member %q", m)) {
+			refused = append(refused, m)
+		}
+	}
+	return refused
+}
+
 // TestOpenClawMethodTable checks docs/OPENCLAW.md's method table against
 // OpenClaw's own method list and the methods a running gateway answers:
 // every OpenClaw method has a row, and a row says "yes" or "partly"
@@ -183,7 +250,8 @@ func TestOpenClawMethodTable(t *testing.T) {
 	d.start()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, client.Options{URL: fmt.Sprintf("ws://127.0.0.1:%d/", d.port), Token: d.token()})
+	c, err := client.Dial(ctx, client.Options{URL: fmt.Sprintf("ws://127.0.0.1:%d/", d.port), Token: d.token(),
+		Scopes: []string{protocol.ScopeAdmin, protocol.ScopeRead, protocol.ScopeWrite, protocol.ScopeApprovals, protocol.ScopePairing}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +265,7 @@ func TestOpenClawMethodTable(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\nOpenClaw %s's %d core gateway methods (its `CORE_GATEWAY_METHOD_SPECS`), in its order.\n\n", tableBegin, oc.version, len(openClawMethods(t, oc)))
 	b.WriteString("| Method | OpenClaw family | Scope | Switchboard | Suite | Notes |\n| --- | --- | --- | --- | --- | --- |\n")
+	params := openClawParamMembers(t, oc)
 	seen := map[string]bool{}
 	var missingReason []string
 	for _, m := range openClawMethods(t, oc) {
@@ -213,6 +282,13 @@ func TestOpenClawMethodTable(t *testing.T) {
 			status, note = "yes", ""
 			if p, ok := partialMethods[name]; ok {
 				status, note = "partly", p
+			}
+			if refused := refusedMembers(t, c, name, params[name]); len(refused) > 0 {
+				status = "partly"
+				if note != "" {
+					note += "; "
+				}
+				note += "refuses as unknown OpenClaw's " + strings.Join(refused, ", ")
 			}
 		} else if note == "" {
 			missingReason = append(missingReason, name+" ("+fam+")")

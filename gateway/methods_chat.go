@@ -56,6 +56,78 @@ type chatSendParams struct {
 	SystemProvenanceReceipt string          `json:"systemProvenanceReceipt,omitempty"`
 	IdempotencyKey          string          `json:"idempotencyKey"`
 	QueueMode               string          `json:"queueMode,omitempty"`
+
+	// The rest of OpenClaw 2026.9.6's ChatSendParamsSchema. Accepted and
+	// not acted on: mentions of other people (one operator here), the
+	// page the client shows (workContext), fast mode, the message replied
+	// to, and the routing contract a client last saw. Refused when they
+	// would ask for what Switchboard cannot do (checkChatSendExtras).
+	Mentions                       json.RawMessage `json:"mentions,omitempty"`
+	WorkContext                    json.RawMessage `json:"workContext,omitempty"`
+	FastMode                       json.RawMessage `json:"fastMode,omitempty"`
+	FastAutoOnSeconds              *int64          `json:"fastAutoOnSeconds,omitempty"`
+	ReplyToID                      *string         `json:"replyToId,omitempty"`
+	ExpectedSessionRoutingContract *string         `json:"expectedSessionRoutingContract,omitempty"`
+	Intent                         json.RawMessage `json:"intent,omitempty"`
+	ToolBindings                   json.RawMessage `json:"toolBindings,omitempty"`
+	SuppressCommandInterpretation  *bool           `json:"suppressCommandInterpretation,omitempty"`
+	ExpectedLeafEntryID            json.RawMessage `json:"expectedLeafEntryId,omitempty"`
+	ExpectedPermissionMode         json.RawMessage `json:"expectedPermissionMode,omitempty"`
+	ExpectedToolOverrides          json.RawMessage `json:"expectedToolOverrides,omitempty"`
+}
+
+// checkChatSendExtras checks the chat.send members Switchboard takes from
+// OpenClaw's schema without acting on them, and refuses by name those
+// that ask for something it does not have: a session goal (intent), tool
+// bindings, literal text that is never a /command, and the guards on
+// transcript entry ids, permission modes and tool overrides (each may be
+// null, which guards nothing).
+func checkChatSendExtras(method string, p *chatSendParams) *protocol.ErrorShape {
+	isNull := func(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+	switch {
+	case !isNull(p.Intent):
+		return invalidParams(method, "intent (a session goal) is not supported by Switchboard: it has no session goals; send the message without it")
+	case !isNull(p.ToolBindings):
+		return invalidParams(method, "toolBindings is not supported by Switchboard: the agent's tools come from its configuration; send the message without it")
+	case p.SuppressCommandInterpretation != nil && *p.SuppressCommandInterpretation:
+		return invalidParams(method, "suppressCommandInterpretation is not supported by Switchboard: a message starting with / is read as a command")
+	case !isNull(p.ExpectedLeafEntryID):
+		return invalidParams(method, "expectedLeafEntryId must be null or absent: Switchboard's history has no entry ids to compare")
+	case !isNull(p.ExpectedPermissionMode):
+		return invalidParams(method, "expectedPermissionMode must be null or absent: Switchboard has no permission modes")
+	case !isNull(p.ExpectedToolOverrides):
+		return invalidParams(method, "expectedToolOverrides must be null or absent: Switchboard has no per-session tool overrides")
+	}
+	if len(p.Mentions) > 0 {
+		var m []json.RawMessage
+		if json.Unmarshal(p.Mentions, &m) != nil || len(m) > 10 {
+			return invalidParams(method, "mentions must be a list of at most 10 mentions")
+		}
+	}
+	if len(p.WorkContext) > 0 {
+		var w struct {
+			Page string `json:"page"`
+		}
+		if json.Unmarshal(p.WorkContext, &w) != nil || w.Page == "" {
+			return invalidParams(method, "workContext must be an object with a page")
+		}
+	}
+	if len(p.FastMode) > 0 {
+		var b bool
+		if json.Unmarshal(p.FastMode, &b) != nil && string(p.FastMode) != `"auto"` {
+			return invalidParams(method, `fastMode must be true, false or "auto"`)
+		}
+	}
+	if p.FastAutoOnSeconds != nil && *p.FastAutoOnSeconds < 1 {
+		return invalidParams(method, "fastAutoOnSeconds must be at least 1")
+	}
+	if p.ReplyToID != nil && *p.ReplyToID == "" {
+		return invalidParams(method, "replyToId, when given, must not be empty")
+	}
+	if p.ExpectedSessionRoutingContract != nil && *p.ExpectedSessionRoutingContract == "" {
+		return invalidParams(method, "expectedSessionRoutingContract, when given, must not be empty")
+	}
+	return nil
 }
 
 func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
@@ -71,6 +143,9 @@ func (s *Server) mChatSend(ctx context.Context, c *conn, req protocol.RequestFra
 	}
 	if p.SessionID != nil && (*p.SessionID == "" || len(*p.SessionID) > maxSessionKeyLen) {
 		return nil, invalidParams(req.Method, "sessionId, when given, must be 1 to 512 characters")
+	}
+	if e := checkChatSendExtras(req.Method, &p); e != nil {
+		return nil, e
 	}
 	if p.IdempotencyKey == "" || len(p.IdempotencyKey) > maxIdempotencyKey {
 		return nil, invalidParams(req.Method, "idempotencyKey is required (a unique id per message, at most 256 characters)")
@@ -404,14 +479,18 @@ func (s *Server) mChatAbort(_ context.Context, _ *conn, req protocol.RequestFram
 
 func (s *Server) mChatInject(ctx context.Context, c *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	var p struct {
-		SessionKey string `json:"sessionKey"`
-		Message    string `json:"message"`
-		Label      string `json:"label"`
+		SessionKey string  `json:"sessionKey"`
+		AgentID    *string `json:"agentId"`
+		Message    string  `json:"message"`
+		Label      string  `json:"label"`
 	}
 	if e := decodeParams(req, &p); e != nil {
 		return nil, e
 	}
 	if e := checkSessionKey(req.Method, p.SessionKey); e != nil {
+		return nil, e
+	}
+	if e := s.checkAgentID(req.Method, p.AgentID); e != nil {
 		return nil, e
 	}
 	if strings.TrimSpace(p.Message) == "" || strings.ContainsRune(p.Message, 0) {

@@ -268,10 +268,13 @@ func truncateRunes(s string, n int) string {
 }
 
 // sessionParams reads the key of a session method (OpenClaw sends "key";
-// "sessionKey" is accepted too).
+// "sessionKey" is accepted too) and its agentId.
 type sessionParams struct {
 	Key        string `json:"key"`
 	SessionKey string `json:"sessionKey"`
+	// AgentID scopes a key that is not agent-prefixed, as OpenClaw's TUI
+	// sends it (see checkAgentID).
+	AgentID *string `json:"agentId"`
 }
 
 func (p sessionParams) resolve(s *Server, method string) (core.SessionKey, *protocol.ErrorShape) {
@@ -281,6 +284,9 @@ func (p sessionParams) resolve(s *Server, method string) (core.SessionKey, *prot
 	}
 	if e := checkSessionKey(method, k); e != nil {
 		return "", invalidParams(method, "key is required (1 to 512 characters)")
+	}
+	if e := s.checkAgentID(method, p.AgentID); e != nil {
+		return "", e
 	}
 	return core.ResolveRequestSessionKey(s.defaultAgentID(), k), nil
 }

@@ -21,7 +21,7 @@ var sessionsCreateUnsupported = []string{
 	"model", "agentRuntime", "contextWindow", "fastMode", "permissionMode", "toolOverrides",
 	"incognito", "spawnDepth", "fork", "forkFrom", "task", "message", "mentions", "attachments",
 	"projectId", "projectGitUrl", "repository", "worktree", "worktreeSource", "worktreeBaseRef",
-	"cwd", "execNode", "sandboxMode",
+	"worktreeName", "cwd", "execNode", "sandboxMode",
 }
 
 // mSessionsCreate answers sessions.create, which OpenClaw's TUI sends for

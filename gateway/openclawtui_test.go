@@ -134,3 +134,69 @@ func TestSessionsCreateAnswersTheTUIsNew(t *testing.T) {
 		}
 	}
 }
+
+// Every member of OpenClaw 2026.9.6's ChatSendParamsSchema is accepted
+// (mentions, workContext, fastMode, replyToId, … change nothing here), or
+// refused by name when it asks for what Switchboard does not have.
+func TestChatSendTakesEveryMemberOfOpenClawsSchema(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	r.provider.Push(llmtest.Text("all members"))
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	res := call[map[string]any](t, c, "chat.send", map[string]any{
+		"sessionKey": "main", "message": "hi", "idempotencyKey": "all-1", "thinking": "low", "deliver": false, "timeoutMs": 30000,
+		"mentions":    []any{map[string]any{"profileId": "p1", "displayName": "Ann"}},
+		"workContext": map[string]any{"page": "chat", "title": "Chat"}, "fastMode": "auto", "fastAutoOnSeconds": 30,
+		"queueMode": "collect", "replyToId": "m-1", "expectedSessionRoutingContract": "v1",
+		"suppressCommandInterpretation": false, "expectedLeafEntryId": nil, "expectedPermissionMode": nil, "expectedToolOverrides": nil,
+	})
+	if res["runId"] != "all-1" {
+		t.Fatalf("chat.send = %v", res)
+	}
+	if final := chatEvents(t, c, "all-1"); final[len(final)-1].text() != "all members" {
+		t.Fatalf("final = %+v", final[len(final)-1])
+	}
+	for _, tc := range []struct {
+		extra map[string]any
+		want  string
+	}{
+		{map[string]any{"intent": map[string]any{"kind": "session-goal-start", "version": 1, "issuedAtMs": 1}}, "intent (a session goal) is not supported"},
+		{map[string]any{"toolBindings": map[string]any{}}, "toolBindings is not supported"},
+		{map[string]any{"suppressCommandInterpretation": true}, "suppressCommandInterpretation is not supported"},
+		{map[string]any{"expectedLeafEntryId": "e-1"}, "expectedLeafEntryId must be null or absent"},
+		{map[string]any{"expectedPermissionMode": "full"}, "expectedPermissionMode must be null or absent"},
+		{map[string]any{"expectedToolOverrides": map[string]any{}}, "expectedToolOverrides must be null or absent"},
+		{map[string]any{"fastMode": "fast"}, `fastMode must be true, false or "auto"`},
+		{map[string]any{"workContext": map[string]any{"title": "x"}}, "workContext must be an object with a page"},
+		{map[string]any{"mentions": "ann"}, "mentions must be a list"},
+	} {
+		params := map[string]any{"sessionKey": "main", "message": "x", "idempotencyKey": "refused"}
+		for k, v := range tc.extra {
+			params[k] = v
+		}
+		if e := callErr(t, c, "chat.send", params); e.Code != protocol.CodeInvalidRequest || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("chat.send with %v: %s %q, want INVALID_REQUEST containing %q", tc.extra, e.Code, e.Message, tc.want)
+		}
+	}
+}
+
+// OpenClaw's TUI sends agentId with /reset (sessions.reset) and its
+// session settings (sessions.patch) when the key is not agent-prefixed;
+// the session methods and chat.inject take it as chat.send does.
+func TestSessionMethodsTakeAgentID(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	c := r.dial(r.opts(protocol.ScopeAdmin))
+	if res := call[map[string]any](t, c, "sessions.reset", map[string]any{"key": "main", "agentId": "main", "reason": "reset"}); res["ok"] != true {
+		t.Fatalf("sessions.reset with agentId = %v", res)
+	}
+	if res := call[map[string]any](t, c, "sessions.patch", map[string]any{"key": "main", "agentId": "Main", "label": "Mine"}); res["ok"] != true {
+		t.Fatalf("sessions.patch with agentId = %v", res)
+	}
+	for _, method := range []string{"sessions.reset", "sessions.patch", "sessions.delete", "sessions.compact"} {
+		if e := callErr(t, c, method, map[string]any{"key": "main", "agentId": "ops"}); e.Code != protocol.CodeInvalidRequest || !strings.Contains(e.Message, `unknown agentId "ops"`) {
+			t.Errorf("%s with another agent: %s %q", method, e.Code, e.Message)
+		}
+	}
+	if e := callErr(t, c, "chat.inject", map[string]any{"sessionKey": "main", "agentId": "ops", "message": "x"}); !strings.Contains(e.Message, `unknown agentId "ops"`) {
+		t.Errorf("chat.inject with another agent: %q", e.Message)
+	}
+}
