@@ -310,21 +310,28 @@ func (s *Server) mSessionsPatch(ctx context.Context, _ *conn, req protocol.Reque
 	if p.ThinkingLevel != nil && !validThinking(*p.ThinkingLevel) {
 		return nil, invalidParams(req.Method, "thinkingLevel must be off, minimal, low, medium, high or xhigh")
 	}
-	entry, err := s.backend.Load().Runner.Patch(ctx, key, func(e *core.SessionEntry) {
-		if p.Label != nil {
-			e.Label = *p.Label
-		}
-		if p.ThinkingLevel != nil {
-			e.ThinkingLevel = *p.ThinkingLevel
-			if e.ThinkingLevel == "off" {
-				e.ThinkingLevel = ""
-			}
-		}
-	})
+	entry, err := s.backend.Load().Runner.Patch(ctx, key, setLabelThinking(p.Label, p.ThinkingLevel))
 	if err != nil {
 		return nil, errorShape(err)
 	}
 	return map[string]any{"ok": true, "key": key, "entry": rowOf(entry)}, nil
+}
+
+// setLabelThinking returns the entry change of sessions.patch and
+// sessions.create: the label and thinking level when given ("off" stored
+// as no level).
+func setLabelThinking(label, thinking *string) func(*core.SessionEntry) {
+	return func(e *core.SessionEntry) {
+		if label != nil {
+			e.Label = *label
+		}
+		if thinking != nil {
+			e.ThinkingLevel = *thinking
+			if e.ThinkingLevel == "off" {
+				e.ThinkingLevel = ""
+			}
+		}
+	}
 }
 
 func validThinking(s string) bool {

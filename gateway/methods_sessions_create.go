@@ -101,17 +101,7 @@ func (s *Server) mSessionsCreate(ctx context.Context, _ *conn, req protocol.Requ
 			return nil, invalidParams(req.Method, fmt.Sprintf("label %q is already used by another session; choose another", *p.Label))
 		}
 	}
-	entry, err := s.backend.Load().Runner.Patch(ctx, key, func(e *core.SessionEntry) {
-		if p.Label != nil {
-			e.Label = *p.Label
-		}
-		if p.ThinkingLevel != nil {
-			e.ThinkingLevel = *p.ThinkingLevel
-			if e.ThinkingLevel == "off" {
-				e.ThinkingLevel = ""
-			}
-		}
-	})
+	entry, err := s.backend.Load().Runner.Patch(ctx, key, setLabelThinking(p.Label, p.ThinkingLevel))
 	if err != nil {
 		return nil, errorShape(err)
 	}
