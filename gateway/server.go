@@ -51,6 +51,11 @@ type Deps struct {
 	StateDir string
 	// ConfigPath is the configuration file, for hello-ok's snapshot.
 	ConfigPath string
+	// TokenCommand is the command line that prints the gateway token, as
+	// the user can run it ("bin/switchboard gateway token --config …"),
+	// for the log line that announces a generated token; empty means
+	// "switchboard gateway token".
+	TokenCommand string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -251,7 +256,11 @@ func (s *Server) prepareAuth() error {
 				return fmt.Errorf("gateway: %w", err)
 			}
 			if created {
-				s.log.Warn("generated a gateway token; clients must send it in their connect request. Print it with: switchboard gateway token")
+				cmd := s.deps.TokenCommand
+				if cmd == "" {
+					cmd = "switchboard gateway token"
+				}
+				s.log.Warn("generated a gateway token; clients must send it in their connect request. Print it with: " + cmd)
 			}
 			s.setSecret(string(AuthToken), tok)
 			return nil

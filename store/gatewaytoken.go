@@ -43,6 +43,19 @@ func GatewayToken(dir string) (token string, created bool, err error) {
 	return gatewayToken(dir)
 }
 
+// ReadGatewayToken returns the gateway token kept in dir/gateway.token
+// without creating anything: an error wrapping [fs.ErrNotExist] when there
+// is none yet, and GatewayToken's refusals for a file that may have
+// leaked or is malformed. The CLI reads the daemon's token with it.
+func ReadGatewayToken(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("store: gateway token: no state dir given; set stateDir or SWITCHBOARD_STATE_DIR")
+	}
+	gatewayTokenMu.Lock()
+	defer gatewayTokenMu.Unlock()
+	return readGatewayToken(filepath.Join(dir, GatewayTokenFile))
+}
+
 // gatewayToken is GatewayToken without the in-process lock, so tests can race
 // the file-level protocol itself.
 func gatewayToken(dir string) (string, bool, error) {

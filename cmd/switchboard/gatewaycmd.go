@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -22,8 +24,9 @@ and CLI) send when they connect, alone on stdout, so that
 works; guidance goes to stderr.
 
 The token is gateway.auth.token when the configuration sets it, else the one
-kept in <stateDir>/gateway.token, which is generated if it does not exist yet
-(the daemon uses the same file). In password or none auth mode there is no
+the daemon generated on its first start and keeps in <stateDir>/gateway.token;
+before that first start there is none, and the command says how to start the
+daemon (it creates nothing itself). In password or none auth mode there is no
 token: the command says so and exits with code 1.`,
 		run: func(_ context.Context, c *cli, g *globalFlags, args []string) int {
 			if len(args) > 0 {
@@ -57,18 +60,20 @@ token: the command says so and exits with code 1.`,
 				fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
 				return exitUsage
 			}
-			tok, created, err := store.GatewayToken(stateDir)
+			file := filepath.Join(stateDir, store.GatewayTokenFile)
+			tok, err := store.ReadGatewayToken(stateDir)
+			if errors.Is(err, fs.ErrNotExist) {
+				// Nothing is made here: the daemon makes the token on its
+				// first start (issue 26, finding 1).
+				fmt.Fprintf(c.stderr, "switchboard gateway token: there is no gateway token yet (%s): the daemon makes one when it first starts. Start it with\n  %s\nand run this again.\n", file, c.suggest("run", "--config", path))
+				return exitFailure
+			}
 			if err != nil {
 				fmt.Fprintf(c.stderr, "switchboard gateway token: %v\n", err)
 				return exitFailure
 			}
 			fmt.Fprintln(c.stdout, tok)
-			file := filepath.Join(stateDir, store.GatewayTokenFile)
-			if created {
-				fmt.Fprintf(c.stderr, "Generated a new gateway token and saved it in %s; the daemon uses it from its next start. Paste it into your client's gateway token setting to connect to %s.\n", file, where)
-			} else {
-				fmt.Fprintf(c.stderr, "This is the gateway token kept in %s. Paste it into your client's gateway token setting to connect to %s.\n", file, where)
-			}
+			fmt.Fprintf(c.stderr, "This is the gateway token kept in %s. Paste it into your client's gateway token setting to connect to %s.\n", file, where)
 			return exitOK
 		},
 	}

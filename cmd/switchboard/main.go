@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
@@ -30,6 +31,7 @@ var version = "dev"
 func main() {
 	home, _ := os.UserHomeDir()
 	c := &cli{
+		program: os.Args[0],
 		stdout:  os.Stdout,
 		stderr:  os.Stderr,
 		lookup:  os.LookupEnv,
@@ -50,6 +52,10 @@ func notifySignals() (<-chan os.Signal, func()) {
 // cli holds what a command may touch of the outside world, so tests run
 // commands in-process with their own environment and output.
 type cli struct {
+	// program is how the user ran this binary (os.Args[0]: "switchboard"
+	// from PATH, "bin/switchboard" after `make build`), so the commands
+	// it suggests run as typed; "" means "switchboard".
+	program        string
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	home           string
@@ -61,6 +67,32 @@ type cli struct {
 	// clock drives the daemon's scheduler (heartbeats, cron); nil means
 	// the real clock. Tests set a manual one.
 	clock queue.Clock
+}
+
+// suggest returns a command line of this binary to show the user: the
+// program as it was run, then args, each quoted for a POSIX shell when it
+// needs it.
+func (c *cli) suggest(args ...string) string {
+	prog := c.program
+	if prog == "" {
+		prog = "switchboard"
+	}
+	words := []string{shellQuote(prog)}
+	for _, a := range args {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:=@+,.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // cancelOnSignal returns a context that ends at the first interrupt or

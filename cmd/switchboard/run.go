@@ -53,7 +53,8 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	log := c.logger(g)
 	defer startProfile(c.lookup, c.stderr)()
 	d := newDaemon(log)
-	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, registry: c.registry(), clock: c.clock}, log)
+	tokenCmd := c.suggest("gateway", "token", "--config", path)
+	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, registry: c.registry(), clock: c.clock, tokenCommand: tokenCmd}, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -69,7 +70,14 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 		}
 		return exitFailure
 	}
-	log.Info("switchboard ready", "version", version, "config", path, "stateDir", stateDir)
+	ready := []any{"version", version, "config", path, "stateDir", stateDir, "url", gatewayURL(cfg.Gateway)}
+	if cfg.Gateway.EffectiveAuthMode() == gateway.AuthToken && cfg.Gateway.Auth.Token == "" {
+		// The command that prints the token, runnable as shown (issue 26,
+		// finding 1: after `make run`, plain `switchboard gateway token`
+		// found no configuration).
+		ready = append(ready, "tokenCommand", tokenCmd)
+	}
+	log.Info("switchboard ready", ready...)
 
 	select {
 	case <-ctx.Done():
@@ -103,6 +111,8 @@ type wiring struct {
 	registry bridges.Registry
 	// clock drives the scheduler; nil means the real clock.
 	clock queue.Clock
+	// tokenCommand prints the gateway token, for the daemon's log.
+	tokenCommand string
 }
 
 // wire adds every component of the daemon in start order. Adding a
@@ -116,12 +126,13 @@ type wiring struct {
 func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 	var ch *clusterHost // set below, before anything can scrape
 	gw := gateway.New(cfg.Gateway, gateway.Deps{
-		Gauges:     func() map[string]float64 { return ch.gauges() },
-		Logger:     log.With("component", "gateway"),
-		Readiness:  d.readiness,
-		Version:    version,
-		StateDir:   w.stateDir,
-		ConfigPath: w.configPath,
+		Gauges:       func() map[string]float64 { return ch.gauges() },
+		Logger:       log.With("component", "gateway"),
+		Readiness:    d.readiness,
+		Version:      version,
+		StateDir:     w.stateDir,
+		ConfigPath:   w.configPath,
+		TokenCommand: w.tokenCommand,
 	})
 	reg := w.registry
 	bh := newBridgeHost(reg, router{gateway: gw, fallback: logDeliverer{log: log.With("component", "delivery")}}, log.With("component", "bridges"))
