@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	suggestpkg "github.com/switchboardhq/switchboard/internal/suggest"
 )
 
 // Error is one problem in a configuration file, located by file, line and
@@ -72,40 +74,5 @@ func (es Errors) sorted() Errors {
 // suggest returns the candidate closest to got, if one is close enough to be
 // a likely typo, else "".
 func suggest(got string, candidates []string) string {
-	best, bestDist := "", -1
-	lg := strings.ToLower(got)
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		if lc == lg {
-			return c
-		}
-		d := levenshtein(lg, lc)
-		limit := max(2, len(c)/3)
-		if d <= limit && (bestDist < 0 || d < bestDist) {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// levenshtein is the edit distance between a and b, counted in bytes (keys
-// are ASCII).
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggestpkg.Closest(got, candidates)
 }

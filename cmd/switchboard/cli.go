@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/internal/suggest"
 )
 
 // Exit codes.
@@ -68,6 +71,9 @@ func (c *cli) commands() []*command {
 
 // main parses global flags, finds the command, and runs it.
 func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...) // as most tools take it
+	}
 	var g globalFlags
 	top := flag.NewFlagSet("switchboard", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
@@ -101,7 +107,12 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	if cmd == nil {
 		if group := c.group(rest[0]); len(group) > 0 {
 			if len(rest) > 1 && rest[1] != "-h" && rest[1] != "--help" && rest[1] != "-help" {
-				fmt.Fprintf(c.stderr, "switchboard: unknown command %q\n", rest[0]+" "+rest[1])
+				subs := make([]string, 0, len(group))
+				for _, cmd := range group {
+					_, sub, _ := strings.Cut(cmd.name, " ")
+					subs = append(subs, sub)
+				}
+				fmt.Fprintf(c.stderr, "switchboard: unknown command %q%s\n", rest[0]+" "+rest[1], didYouMean(rest[0]+" ", rest[1], subs))
 				c.groupUsage(c.stderr, rest[0], group)
 				return exitUsage
 			}
@@ -112,7 +123,14 @@ func (c *cli) main(ctx context.Context, args []string) int {
 			c.groupUsage(w, rest[0], group)
 			return code
 		}
-		fmt.Fprintf(c.stderr, "switchboard: unknown command %q\n", rest[0])
+		firsts := []string{"help"}
+		for _, cmd := range c.commands() {
+			first, _, _ := strings.Cut(cmd.name, " ")
+			if !slices.Contains(firsts, first) {
+				firsts = append(firsts, first)
+			}
+		}
+		fmt.Fprintf(c.stderr, "switchboard: unknown command %q%s\n", rest[0], didYouMean("", rest[0], firsts))
 		c.usage(c.stderr)
 		return exitUsage
 	}
@@ -159,6 +177,15 @@ func (c *cli) find(args []string) (*command, int) {
 		}
 	}
 	return nil, 0
+}
+
+// didYouMean is "; did you mean \"<prefix><closest>\"?" when one of
+// candidates is a likely intended spelling of got, else "".
+func didYouMean(prefix, got string, candidates []string) string {
+	if s := suggest.Closest(got, candidates); s != "" {
+		return fmt.Sprintf("; did you mean %q?", prefix+s)
+	}
+	return ""
 }
 
 // group returns the commands whose name starts with word, e.g. "config".

@@ -356,3 +356,28 @@ func makeNewerDatabase(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 26, finding 10 (in part): a mistyped command gets a did-you-mean,
+// and --version works as in most tools.
+func TestFinding10DidYouMeanAndVersion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gatway", "token"}, `unknown command "gatway"; did you mean "gateway"?`},
+		{[]string{"cron", "lst"}, `unknown command "cron lst"; did you mean "cron list"?`},
+		{[]string{"pairng", "list"}, `did you mean "pairing"?`},
+		{[]string{"xyzzy"}, `unknown command "xyzzy"` + "\n"},
+	} {
+		tc2 := newTestCLI(nil)
+		if code := tc2.run(tc.args...); code != exitUsage || !strings.Contains(tc2.err.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, tc2.err.String(), tc.want)
+		}
+	}
+	for _, flag := range []string{"--version", "-version"} {
+		tc := newTestCLI(nil)
+		if code := tc.run(flag); code != exitOK || !strings.HasPrefix(tc.out.String(), "switchboard dev (go") {
+			t.Errorf("%s: exit %d, stdout %q", flag, code, tc.out.String())
+		}
+	}
+}
