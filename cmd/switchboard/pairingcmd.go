@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/internal/suggest"
+
 	"github.com/switchboardhq/switchboard/channels"
 
 	"github.com/switchboardhq/switchboard/gateway/client"
@@ -32,7 +34,10 @@ runs, it reads the state store directly.`,
 			}
 			channel := ""
 			if len(args) == 1 {
-				channel = strings.ToLower(args[0])
+				var ok bool
+				if channel, ok = c.channelArg("pairing list", args[0]); !ok {
+					return exitUsage
+				}
 			}
 			return c.pairing(ctx, g, func(ctx context.Context, p pairingOps) error {
 				pending, approved, err := p.list(ctx, channel)
@@ -74,11 +79,11 @@ directly.`,
 				fmt.Fprintf(c.stderr, "switchboard pairing %s: takes two arguments, the channel and the code (e.g. telegram ABCD2345)\n", verb)
 				return exitUsage
 			}
-			channel, code := strings.ToLower(args[0]), strings.ToUpper(args[1])
-			if reg := c.registry(); !slices.Contains(reg.Channels(), channel) {
-				fmt.Fprintf(c.stderr, "switchboard pairing %s: %q is not a channel; write one of %s\n", verb, args[0], strings.Join(reg.Channels(), ", "))
+			channel, ok := c.channelArg("pairing "+verb, args[0])
+			if !ok {
 				return exitUsage
 			}
+			code := strings.ToUpper(args[1])
 			return c.pairing(ctx, g, func(ctx context.Context, p pairingOps) error {
 				who, err := p.decide(ctx, approve, channel, code)
 				if err != nil {
@@ -89,6 +94,24 @@ directly.`,
 			})
 		},
 	}
+}
+
+// channelArg checks a channel name given on the command line against the
+// bridges this binary carries, case aside, and returns it in lower case.
+// An unknown one is reported on stderr with the closest name and the list
+// (issue 26, finding 10: "pairing approve telgram" went unnoticed).
+func (c *cli) channelArg(cmd, arg string) (string, bool) {
+	channel := strings.ToLower(arg)
+	names := c.registry().Channels()
+	if slices.Contains(names, channel) {
+		return channel, true
+	}
+	hint := ""
+	if s := suggest.Closest(channel, names); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	fmt.Fprintf(c.stderr, "switchboard %s: %q is not a channel%s; write one of %s\n", cmd, arg, hint, strings.Join(names, ", "))
+	return "", false
 }
 
 func quoteName(s string) string {

@@ -64,9 +64,13 @@ func TestPairingApproveThroughTheRunningDaemon(t *testing.T) {
 	if code := usage.run("pairing", "approve", "--config", cfgPath, "telegram"); code != exitUsage {
 		t.Errorf("approve with one argument: exit %d", code)
 	}
-	typo := newTestCLI(env)
-	if code := typo.run("pairing", "approve", "--config", cfgPath, "telgram", "EFGH2345"); code != exitUsage ||
-		!strings.Contains(typo.err.String(), `"telgram" is not a channel; write one of telegram, slack, discord, whatsapp`) {
-		t.Errorf("approve on a misspelt channel: exit %d: %s", code, typo.err.String())
+	// Issue 26, finding 10: a misspelt channel is named, with the closest
+	// one, by approve and reject and by list (which listed nothing).
+	for _, args := range [][]string{{"approve", "telgram", "EFGH2345"}, {"reject", "Telgram", "EFGH2345"}, {"list", "telgram"}} {
+		typo := newTestCLI(env)
+		if code := typo.run(append([]string{"pairing", args[0], "--config", cfgPath}, args[1:]...)...); code != exitUsage ||
+			!strings.Contains(typo.err.String(), `is not a channel (did you mean "telegram"?); write one of telegram, slack, discord, whatsapp`) {
+			t.Errorf("pairing %v on a misspelt channel: exit %d: %s", args, code, typo.err.String())
+		}
 	}
 }
