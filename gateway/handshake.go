@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -190,7 +191,14 @@ func (s *Server) handshake(c *conn, r *http.Request) bool {
 	if _, _, gen := s.currentSecret(); gen != c.secretGen {
 		c.closeAsync(protocol.CloseAuthChanged, protocol.ReasonAuthChanged)
 	}
-	c.log.Info("gateway client connected", "protocol", proto, "ip", c.ip, "device", g.deviceID != "", "scopes", strings.Join(g.scopes, ","))
+	// A command-line call (switchboard's own commands, OpenClaw's
+	// `gateway call`) connects for one request: at info level each one
+	// would fill the daemon's terminal (issue 26, finding 10).
+	level := slog.LevelInfo
+	if p.Client.Mode == protocol.ModeCLI {
+		level = slog.LevelDebug
+	}
+	c.log.Log(context.Background(), level, "gateway client connected", "protocol", proto, "ip", c.ip, "device", g.deviceID != "", "scopes", strings.Join(g.scopes, ","))
 	return true
 }
 

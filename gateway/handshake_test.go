@@ -640,3 +640,32 @@ func TestFinding6_V3ClientWithoutScopesGetsNoChatEvents(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26, finding 10: every CLI call added a "gateway client connected"
+// line to the daemon's terminal. A command-line client (mode cli) is
+// logged at debug; apps and pages (ui, webchat) stay at info.
+func TestFinding10CLIConnectionsLogAtDebug(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	cliOpts := r.opts(protocol.ScopeRead)
+	cliOpts.Client = protocol.ClientInfo{ID: protocol.ClientCLI, Version: "1", Platform: "linux", Mode: protocol.ModeCLI}
+	r.dial(cliOpts)
+	uiOpts := r.opts(protocol.ScopeRead)
+	uiOpts.Client = protocol.ClientInfo{ID: protocol.ClientTUI, Version: "1", Platform: "linux", Mode: protocol.ModeUI}
+	r.dial(uiOpts)
+	var cliLevel, uiLevel string
+	for _, line := range strings.Split(r.logs.String(), "\n") {
+		var rec struct{ Level, Msg, Client string }
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "gateway client connected" {
+			continue
+		}
+		switch rec.Client {
+		case protocol.ClientCLI:
+			cliLevel = rec.Level
+		case protocol.ClientTUI:
+			uiLevel = rec.Level
+		}
+	}
+	if cliLevel != "DEBUG" || uiLevel != "INFO" {
+		t.Errorf("connect logged at %q for the CLI and %q for the TUI, want DEBUG and INFO:\n%s", cliLevel, uiLevel, r.logs.String())
+	}
+}
