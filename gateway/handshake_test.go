@@ -652,17 +652,25 @@ func TestFinding10CLIConnectionsLogAtDebug(t *testing.T) {
 	uiOpts := r.opts(protocol.ScopeRead)
 	uiOpts.Client = protocol.ClientInfo{ID: protocol.ClientTUI, Version: "1", Platform: "linux", Mode: protocol.ModeUI}
 	r.dial(uiOpts)
+	// The server logs after hello-ok has left, so the lines may trail the
+	// dials: wait for both.
 	var cliLevel, uiLevel string
-	for _, line := range strings.Split(r.logs.String(), "\n") {
-		var rec struct{ Level, Msg, Client string }
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "gateway client connected" {
-			continue
-		}
-		switch rec.Client {
-		case protocol.ClientCLI:
-			cliLevel = rec.Level
-		case protocol.ClientTUI:
-			uiLevel = rec.Level
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for (cliLevel == "" || uiLevel == "") && time.Now().Before(deadline) {
+		<-tick.C
+		for _, line := range strings.Split(r.logs.String(), "\n") {
+			var rec struct{ Level, Msg, Client string }
+			if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "gateway client connected" {
+				continue
+			}
+			switch rec.Client {
+			case protocol.ClientCLI:
+				cliLevel = rec.Level
+			case protocol.ClientTUI:
+				uiLevel = rec.Level
+			}
 		}
 	}
 	if cliLevel != "DEBUG" || uiLevel != "INFO" {
