@@ -318,7 +318,7 @@ func Find(explicit string, lookup LookupEnv, home string) (string, error) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("config: %w (looked for --config, $SWITCHBOARD_CONFIG, %s); copy config.yaml.example to config.yaml to start", ErrNotFound, strings.Join(candidates, ", "))
+	return "", fmt.Errorf("config: %w (looked for --config, $SWITCHBOARD_CONFIG, %s); run 'switchboard init' to write a starter configuration, or 'switchboard config example > config.yaml' for one that shows every key", ErrNotFound, strings.Join(candidates, ", "))
 }
 
 // ResolveStateDir returns the absolute state directory:

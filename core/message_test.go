@@ -107,7 +107,7 @@ func TestUnknownFieldsKept(t *testing.T) {
 		extra    func(core.Message) map[string]json.RawMessage
 	}{{
 		name: "user message",
-		in:   `{"role":"user","content":"hi","timestamp":1,"provenance":{"channel":"telegram","ids":[1,2]}}`,
+		in:   `{"role":"user","content":"hi","timestamp":1,"origin":{"channel":"telegram","ids":[1,2]}}`,
 		extra: func(m core.Message) map[string]json.RawMessage {
 			return m.(*core.UserMessage).Extra
 		},

@@ -11,6 +11,9 @@ type UserMessage struct {
 	Content UserContent `json:"content"`
 	// Timestamp is when the message was made, in Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
+	// Provenance is set when a person did not write the message (a
+	// heartbeat poll, a cron prompt, the /new prompt); nil for a person's.
+	Provenance *InputProvenance `json:"provenance,omitempty"`
 	// Extra holds the members this version does not know, keyed by name,
 	// their values compacted. MarshalJSON writes them after the known
 	// members in key order, so a transcript line written by a newer program
@@ -21,7 +24,7 @@ type UserMessage struct {
 
 var userObject = knownObject{
 	label: "user message", discKey: "role", discValue: RoleUser,
-	keys: []string{"content", "timestamp"},
+	keys: []string{"content", "timestamp", "provenance"},
 }
 
 // NewUserText returns a plain-text user message, the common case of a chat
@@ -53,6 +56,14 @@ func (m *UserMessage) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"timestamp":`...)
 	b = strconv.AppendInt(b, m.Timestamp, 10)
+	if m.Provenance != nil {
+		p, err := json.Marshal(m.Provenance)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, `,"provenance":`...)
+		b = append(b, p...)
+	}
 	b, err = userObject.appendExtra(b, m.Extra)
 	return append(b, '}'), err
 }
@@ -75,6 +86,10 @@ func (m *UserMessage) readMember(k, v []byte) (bool, error) {
 		return true, m.Content.UnmarshalJSON(v)
 	case "timestamp":
 		return true, named("timestamp", readInt(v, &m.Timestamp))
+	case "provenance":
+		p, err := readProvenance(v)
+		m.Provenance = p
+		return true, named("provenance", err)
 	}
 	return false, nil
 }

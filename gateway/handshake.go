@@ -241,6 +241,14 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 	sharedFail := auth.CheckSharedSecret(mode, secret, p.Auth)
 
 	if p.Device == nil {
+		if sharedFail != "" && p.Auth != nil && p.Auth.BootstrapToken != "" && p.Auth.Token == "" {
+			// A sign-in code pairs a device, so it needs one; it stays unspent.
+			s.limiter.Failure(c.ip, auth.ScopeSharedSecret, now)
+			e := protocol.NewError(protocol.CodeInvalidRequest, "a sign-in link needs a browser that can keep a device key (WebCrypto Ed25519); "+
+				"paste the gateway token instead (switchboard gateway token prints it)")
+			g.outcome = "auth_failed"
+			return g, &protocol.Rejection{Error: e, CloseCode: protocol.ClosePolicyViolation, CloseReason: "sign-in link needs a device identity"}
+		}
 		if sharedFail != "" {
 			s.limiter.Failure(c.ip, auth.ScopeSharedSecret, now)
 			return fail("auth_failed", sharedFail, 0)
@@ -277,6 +285,16 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()
+
+	// A one-time sign-in code the daemon printed stands for the token
+	// holder: it is spent now, and the device pairs below even off this
+	// machine.
+	byCode := false
+	if sharedFail != "" && p.Auth != nil && p.Auth.Token == "" && p.Auth.DeviceToken == "" &&
+		p.Auth.BootstrapToken != "" && s.logins.spend(p.Auth.BootstrapToken, now) {
+		sharedFail, byCode = "", true
+		c.log.Info("browser signed in with a one-time link", "device", proof.ID, "ip", c.ip)
+	}
 
 	// A device token can stand in for the shared secret.
 	var byToken *store.IssuedToken
@@ -334,10 +352,10 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 		DeviceFamily: p.Client.DeviceFamily, DisplayName: displayName(p.Client), Remote: !c.loopback,
 	}
 	if reason != "" {
-		if !c.loopback {
+		if !c.loopback && !byCode {
 			return s.requestPairing(ctx, c, g, want, reason)
 		}
-		// Direct loopback connects pair silently.
+		// Direct loopback connects, and sign-in links, pair silently.
 		if paired && reason == protocol.PairingReasonScopeUpgrade {
 			want.Scopes = union(dev.Scopes, p.Scopes)
 		}
@@ -346,7 +364,11 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 			return s.storeFailure(c, g, err)
 		}
 		dev = want
-		c.log.Info("device paired automatically (loopback)", "device", proof.ID, "reason", reason)
+		how := "loopback"
+		if byCode {
+			how = "one-time link"
+		}
+		c.log.Info("device paired automatically ("+how+")", "device", proof.ID, "reason", reason)
 	}
 	g.scopes = grantedScopes(p.Scopes, dev.Scopes)
 	if byToken != nil {

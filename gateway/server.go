@@ -83,6 +83,8 @@ type Server struct {
 	dedupe  *dedupe
 	runs    *runTracker
 	relay   Relay // nil: one instance
+	// logins are the one-time sign-in codes LoginCode minted.
+	logins loginCodes
 
 	backend atomic.Pointer[Backend]
 

@@ -47,10 +47,12 @@ type command struct {
 // linked from a phone, its link, logout and status.
 func (c *cli) commands() []*command {
 	return append([]*command{
+		initCommand(),
 		runCommand(),
 		agentCommand(),
 		configCheckCommand(),
 		configSchemaCommand(),
+		configExampleCommand(),
 		gatewayTokenCommand(),
 		devicesListCommand(),
 		devicesDecideCommand(true),

@@ -11,11 +11,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 
 	"github.com/switchboardhq/switchboard/bridges/whatsapp"
 	"github.com/switchboardhq/switchboard/queue"
@@ -37,6 +40,14 @@ func main() {
 		lookup:  os.LookupEnv,
 		home:    home,
 		signals: notifySignals,
+	}
+	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
+		c.readSecret = func(prompt string) (string, error) {
+			fmt.Fprint(os.Stderr, prompt)
+			b, err := term.ReadPassword(fd)
+			fmt.Fprintln(os.Stderr)
+			return string(b), err
+		}
 	}
 	os.Exit(c.main(context.Background(), os.Args[1:]))
 }
@@ -67,6 +78,9 @@ type cli struct {
 	// clock drives the daemon's scheduler (heartbeats, cron); nil means
 	// the real clock. Tests set a manual one.
 	clock queue.Clock
+	// readSecret shows prompt and reads a line without echoing it, from
+	// the terminal; nil means there is no terminal to ask on.
+	readSecret func(prompt string) (string, error)
 }
 
 // suggest returns a command line of this binary to show the user: the

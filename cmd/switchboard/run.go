@@ -53,8 +53,8 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 	log := c.logger(g)
 	defer startProfile(c.lookup, c.stderr)()
 	d := newDaemon(log)
-	tokenCmd := c.suggest("gateway", "token", "--config", path)
-	wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, registry: c.registry(), clock: c.clock, tokenCommand: tokenCmd}, log)
+	tokenCmd := c.suggest(c.withConfig(path, "gateway", "token")...)
+	gw := wire(d, cfg, wiring{stateDir: stateDir, home: c.home, configPath: path, lookup: c.lookup, registry: c.registry(), clock: c.clock, tokenCommand: tokenCmd}, log)
 
 	sigs, stopSignals := c.signals()
 	defer stopSignals()
@@ -76,6 +76,15 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 		// finding 1: after `make run`, plain `switchboard gateway token`
 		// found no configuration).
 		ready = append(ready, "tokenCommand", tokenCmd)
+	}
+	if cfg.Gateway.EffectiveAuthMode() == gateway.AuthToken {
+		// A link that signs a browser in once (issue 26): the code rides in
+		// the URL fragment, which browsers never send to a server, and is
+		// spent by its first use or after gateway.LoginCodeTTL.
+		if code, err := gw.LoginCode(); err == nil {
+			ready = append(ready, "signInURL", gatewayURL(cfg.Gateway)+"#login="+code,
+				"signInURLExpires", gateway.LoginCodeTTL.String())
+		}
 	}
 	log.Info("switchboard ready", ready...)
 
@@ -123,7 +132,7 @@ type wiring struct {
 // The gateway is built first because it observes the dispatcher's runs;
 // it gets its backend (store, dispatcher, runner) once they exist, before
 // it starts listening.
-func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
+func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) *gateway.Server {
 	var ch *clusterHost // set below, before anything can scrape
 	gw := gateway.New(cfg.Gateway, gateway.Deps{
 		Gauges:       func() map[string]float64 { return ch.gauges() },
@@ -269,6 +278,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) {
 
 	d.add("gateway", gw.Start, gw.Stop)
 	wireBridges(d, cfg, w, bh, ch, func() store.Full { return st }, func() *queue.Dispatcher { return disp }, log.With("component", "bridges"))
+	return gw
 }
 
 // gatewayBackend is what the gateway's methods act on.

@@ -272,6 +272,7 @@ func (tr *turnRun) execute(ctx context.Context) (*Result, error) {
 	}
 
 	user := core.NewUserText(pb.Text, tr.deps.Now().UnixMilli())
+	user.Provenance = provenance(in, pb)
 	tr.emit(core.AgentEvent{Type: core.AgentEventAgentStart})
 	if err := tr.appendMessages(user); err != nil {
 		return nil, err
@@ -404,6 +405,23 @@ func (tr *turnRun) noteStop(ctx context.Context, lerr *llm.Error) {
 	default:
 		tr.res.Err = lerr
 	}
+}
+
+// provenance is the provenance of a turn's user message: nil for a
+// person's words, internal_system with its source for what Switchboard
+// wrote (the /new prompt, a heartbeat poll, a cron prompt, its own turns).
+func provenance(in *core.Inbound, pb prompt.Result) *core.InputProvenance {
+	switch {
+	case pb.ResetPrompt:
+		return core.SystemProvenance(core.ProvenanceSourceReset)
+	case in.EffectiveKind() == core.InboundHeartbeat:
+		return core.SystemProvenance(core.ProvenanceSourceHeartbeat)
+	case in.EffectiveKind() == core.InboundCron:
+		return core.SystemProvenance(core.ProvenanceSourceCron)
+	case in.EffectiveKind() == core.InboundSystem:
+		return core.SystemProvenance(core.ProvenanceSourceSystem)
+	}
+	return nil
 }
 
 // appendSteers appends steered messages as user messages, built like any

@@ -34,6 +34,9 @@ type Result struct {
 	// ClearedAbort reports that the abort hint was given, so the session's
 	// aborted flag should now be cleared.
 	ClearedAbort bool
+	// ResetPrompt reports that the body became BareSessionResetPrompt: the
+	// message is Switchboard's, not the user's words.
+	ResetPrompt bool
 }
 
 // Body assembles the user prompt of a turn (seed 004 phase A):
@@ -67,6 +70,7 @@ func Body(in *core.Inbound, st State) Result {
 	switch {
 	case st.IsNewSession && isBareReset(body):
 		body = BareSessionResetPrompt
+		res.ResetPrompt = true
 	case in.EffectiveKind() == core.InboundUser:
 		res.ThinkLevel, body = ExtractThinkLevel(body)
 		body = jsTrim(neutralizeRaw(body))

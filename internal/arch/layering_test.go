@@ -24,8 +24,11 @@ const module = "github.com/switchboardhq/switchboard"
 // queue, gateway, heartbeat) sits above them; cmd wires it all. A new edge
 // is a design decision: add it here with why, or restructure.
 var allowedImports = map[string]map[string]string{
-	"core":     {},
-	"core/llm": {"core": "providers stream core's message model"},
+	"core": {},
+	"core/llm": {
+		"core":        "providers stream core's message model",
+		"core/prompt": "the echo model answers with the user's own words, stripped of the prompt's metadata as for display",
+	},
 	"core/llm/llmtest": {
 		"core":     "fake providers answer in core's message model",
 		"core/llm": "the fakes implement llm.Provider and speak its wire formats",

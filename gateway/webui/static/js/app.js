@@ -7,6 +7,7 @@ import { ChatView } from "./render.js";
 import { Panels } from "./panels.js";
 
 const TOKEN_KEY = "switchboard.gatewayToken";
+const DEVICE_TOKEN_KEY = "switchboard.deviceToken";
 const SESSION_KEY = "switchboard.sessionKey";
 
 const $ = (id) => document.getElementById(id);
@@ -42,13 +43,32 @@ class App {
     $("device-info").textContent = this.identity
       ? "Device " + this.identity.id.slice(0, 12) + "… (key kept in this browser)"
       : "No device identity (this browser has no WebCrypto Ed25519 here); connecting with the token only.";
+    // The link `switchboard run` prints carries a one-time sign-in code in
+    // the fragment, which the browser never sends to a server; it leaves
+    // the address bar at once, so it is neither bookmarked nor shared.
+    let loginCode = "";
+    const m = /^#login=([A-Za-z0-9]{16,128})$/.exec(location.hash);
+    if (m) {
+      loginCode = m[1];
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    this.gw = new Gateway({ url: scheme + location.host + "/", token: localStorage.getItem(TOKEN_KEY) || "", identity: this.identity });
+    this.gw = new Gateway({
+      url: scheme + location.host + "/", identity: this.identity, loginCode: this.identity ? loginCode : "",
+      token: loginCode && this.identity ? "" : localStorage.getItem(TOKEN_KEY) || "",
+      deviceToken: localStorage.getItem(DEVICE_TOKEN_KEY) || "",
+    });
     this.panels = new Panels(this.gw);
     this.gw.addEventListener("state", (e) => this.onState(e.detail));
     this.gw.addEventListener("gateway-event", (e) => this.onEvent(e.detail));
+    this.gw.addEventListener("device-token", (e) => {
+      localStorage.setItem(DEVICE_TOKEN_KEY, e.detail);
+      localStorage.removeItem(TOKEN_KEY);
+    });
     this.bindUI();
-    if (this.gw.token) this.gw.start();
+    if (loginCode && !this.identity) {
+      this.showLogin("This browser cannot keep a device key here, so the sign-in link cannot work; paste the gateway token instead (`switchboard gateway token` prints it).");
+    } else if (this.gw.loginCode || this.gw.token || this.gw.deviceToken) this.gw.start();
     else this.showLogin("");
   }
 
@@ -78,6 +98,8 @@ class App {
     $("refresh-sessions").addEventListener("click", () => this.loadSessions());
     $("forget-token").addEventListener("click", () => {
       localStorage.removeItem(TOKEN_KEY);
+      localStorage.removeItem(DEVICE_TOKEN_KEY);
+      this.gw.deviceToken = "";
       this.gw.stop();
       this.showLogin("Token forgotten. Paste a token to connect again.");
     });
@@ -151,7 +173,9 @@ class App {
         this.setConn("failed", "Not connected");
         this.setComposer(false);
         localStorage.removeItem(TOKEN_KEY);
-        this.showLogin("The gateway refused the connection: " + (s.message || "unauthorized") + ". Check the token (`switchboard gateway token` prints it) and try again.");
+        localStorage.removeItem(DEVICE_TOKEN_KEY);
+        this.gw.deviceToken = "";
+        this.showLogin("The gateway refused the connection: " + (s.message || "unauthorized") + ". Paste the gateway token (`switchboard gateway token` prints it), or open a new sign-in link from `switchboard run`.");
         break;
       case "stopped":
         this.setConn("idle", "Not connected");
@@ -261,6 +285,7 @@ class App {
     if (!text.trim() || !this.gw.hello) return;
     input.value = "";
     const bubble = this.view.addUser(text);
+    this.sending = true; // the next run start is this message's
     if (/^\/(new|reset)\b/i.test(text.trim())) this.reloadOnFinal = true;
     try {
       await this.gw.request("chat.send", { sessionKey: this.sessionKey, message: text, idempotencyKey: newIdempotencyKey() });
@@ -291,6 +316,11 @@ class App {
         if (p.stream === "lifecycle" && p.data && p.data.phase === "start") {
           this.activeRun = p.runId;
           this.updateAbort();
+          // A run this page did not start (a heartbeat, a cron job, another
+          // client) shows its prompt, as a system note or the other
+          // client's words, once history is reloaded at its end.
+          if (!this.sending) this.reloadOnFinal = true;
+          this.sending = false;
         }
         this.view.agentEvent(p);
         break;

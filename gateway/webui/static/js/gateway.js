@@ -32,6 +32,8 @@ export class Gateway extends EventTarget {
     super();
     this.url = opts.url;
     this.token = opts.token;
+    this.deviceToken = opts.deviceToken || ""; // earned by a sign-in link
+    this.loginCode = opts.loginCode || ""; // a one-time sign-in code, spent by the next connect
     this.identity = opts.identity; // may be null (no WebCrypto Ed25519)
     this.ws = null;
     this.pending = new Map();
@@ -164,16 +166,33 @@ export class Gateway extends EventTarget {
     const params = {
       minProtocol: 3, maxProtocol: 4, client: CLIENT, role: "operator", scopes: SCOPES,
       caps: ["tool-events", "structured-stream"], locale: navigator.language || "en", userAgent: navigator.userAgent,
-      auth: { token: this.token || "" },
     };
-    if (!this.token) delete params.auth;
+    // One credential: a sign-in code once, else the pasted token, else the
+    // device token a sign-in code earned.
+    let signed = "";
+    if (this.loginCode) {
+      params.auth = { bootstrapToken: this.loginCode };
+      signed = this.loginCode;
+      this.loginCode = "";
+    } else if (this.token) {
+      params.auth = { token: this.token };
+      signed = this.token;
+    } else if (this.deviceToken) {
+      params.auth = { deviceToken: this.deviceToken };
+      signed = this.deviceToken;
+    }
     if (this.identity && nonce) {
       params.device = await signConnect(this.identity, {
         clientId: CLIENT.id, clientMode: CLIENT.mode, role: params.role, scopes: SCOPES,
-        token: this.token || "", nonce, platform: CLIENT.platform, deviceFamily: "",
+        token: signed, nonce, platform: CLIENT.platform, deviceFamily: "",
       });
     }
-    return this.#send(ws, "connect", params);
+    const hello = await this.#send(ws, "connect", params);
+    if (!this.token && hello && hello.auth && hello.auth.deviceToken) {
+      this.deviceToken = hello.auth.deviceToken;
+      this.dispatchEvent(new CustomEvent("device-token", { detail: this.deviceToken }));
+    }
+    return hello;
   }
 
   #refused(err) {

@@ -14,6 +14,14 @@ function el(tag, cls, text) {
   return e;
 }
 
+// The label of a system note, by the provenance's source.
+const SYSTEM_NOTE_LABELS = {
+  reset: "New session started",
+  heartbeat: "Heartbeat check-in",
+  cron: "Scheduled job",
+  system: "System message",
+};
+
 function timeLabel(ms) {
   if (!ms) return "";
   const d = new Date(ms);
@@ -218,7 +226,11 @@ export class ChatView {
   #historyMessage(m) {
     if (!m || typeof m !== "object") return;
     if (m.role === "user") {
-      this.addUser(textOf(m.content), m.timestamp);
+      if (m.provenance && m.provenance.kind && m.provenance.kind !== "external_user") {
+        this.addSystemNote(m.provenance, textOf(m.content), m.timestamp);
+      } else {
+        this.addUser(textOf(m.content), m.timestamp);
+      }
       return;
     }
     if (m.role === "toolResult") {
@@ -258,6 +270,25 @@ export class ChatView {
     bubble.meta.textContent = timeLabel(ts || Date.now());
     this.#stickToBottom(() => this.container.append(bubble.el));
     return bubble.el;
+  }
+
+  /**
+   * Shows a prompt Switchboard wrote (the /new prompt, a heartbeat poll, a
+   * cron job's prompt) as a small system note, never as the user's words;
+   * the prompt itself folds out under it.
+   */
+  addSystemNote(provenance, text, ts) {
+    const empty = this.container.querySelector(".empty");
+    if (empty) empty.remove();
+    const note = el("details", "system-note");
+    note.dataset.source = provenance.source || provenance.kind;
+    const summary = el("summary");
+    summary.append(el("span", "system-note-label", SYSTEM_NOTE_LABELS[provenance.source] || "System message"),
+      el("span", "system-note-time", timeLabel(ts || Date.now())));
+    const body = el("div", "system-note-text", text);
+    note.append(summary, body);
+    this.#stickToBottom(() => this.container.append(note));
+    return note;
   }
 
   #run(runId) {
