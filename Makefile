@@ -8,7 +8,9 @@ LDFLAGS       := -s -w -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK   := $(BIN)/staticcheck-$(STATICCHECK_VERSION)
 FUZZTIME      ?= 10s
-CONFIG        ?= config.yaml.example
+# make run's configuration: ./config.yaml when there is one (git ignores it),
+# else the example, which needs no keys.
+CONFIG        ?= $(if $(wildcard config.yaml),config.yaml,config.yaml.example)
 
 .PHONY: all build run test fmt-check vet staticcheck unit e2e openclaw bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster bench-cluster soak generate clean
 
@@ -18,7 +20,8 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/switchboard ./cmd/switchboard
 
-## run: build and run the daemon with config.yaml.example (echo model, no tokens needed).
+## run: build and run the daemon with CONFIG: ./config.yaml if present, else
+## config.yaml.example (echo model, no tokens needed).
 run: build
 	$(BIN)/switchboard run --config $(CONFIG)
 

@@ -22,8 +22,8 @@ receive it (reply tags, MEDIA: lines and silent replies handled); errors go
 to stderr.
 
 The daemon must not be running on the same state directory (it holds the
-state store); with the example configuration the echo model answers with the
-prompt it received.`,
+state store); with the example configuration the echo model answers with
+your own words.`,
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&message, "message", "", "the message to send (required)")
 			fs.StringVar(&message, "m", "", "shorthand for --message")

@@ -19,7 +19,8 @@ const (
 	// APIOpenAICompletions is OpenAI's Chat Completions API with streaming,
 	// also served by Ollama, vLLM and llama.cpp.
 	APIOpenAICompletions API = "openai-completions"
-	// APIEcho needs no network: it answers with the prompt it received.
+	// APIEcho needs no network: it answers with the words of the last user
+	// message.
 	APIEcho API = "echo"
 )
 
