@@ -49,6 +49,7 @@ func (c *cli) commands() []*command {
 	return append([]*command{
 		initCommand(),
 		runCommand(),
+		statusCommand(),
 		agentCommand(),
 		configCheckCommand(),
 		configSchemaCommand(),

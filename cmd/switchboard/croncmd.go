@@ -495,13 +495,8 @@ func (c *cli) cron(ctx context.Context, g *globalFlags, fn func(context.Context,
 	}
 	defer cl.Close()
 	if err := fn(ctx, cl); err != nil {
-		// The daemon's message names the field and the fix; its error
-		// code adds nothing for a person.
-		var es *protocol.ErrorShape
-		if errors.As(err, &es) {
-			err = errors.New(es.Message)
-		}
-		fmt.Fprintf(c.stderr, "switchboard cron: %v\n", err)
+		// The daemon's message names the field and the fix.
+		fmt.Fprintf(c.stderr, "switchboard cron: %s\n", cliError(err))
 		return exitFailure
 	}
 	return exitOK

@@ -37,7 +37,7 @@ func TestCronThroughTheRunningDaemon(t *testing.T) {
 	}
 	// The daemon's validation names the field.
 	if code, out, errOut := cronCLI(env, cfgPath, "add", "--name", "Bad", "--every", "1h", "--message", "x", "--session", "main"); code != exitFailure ||
-		!strings.Contains(errOut, "sessionTarget") || strings.Contains(errOut, "INVALID_REQUEST") {
+		!strings.Contains(errOut, "--session main") || strings.Contains(errOut, "INVALID_REQUEST") {
 		t.Errorf("cron add of an invalid job: exit %d: %s%s", code, out, errOut)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func (c *cli) devices(ctx context.Context, g *globalFlags, fn func(context.Conte
 	}
 	defer closeOps()
 	if err := fn(ctx, ops); err != nil {
-		fmt.Fprintf(c.stderr, "switchboard devices: %v\n", err)
+		fmt.Fprintf(c.stderr, "switchboard devices: %s\n", cliError(err))
 		return exitFailure
 	}
 	return exitOK
@@ -160,7 +161,12 @@ func dialDaemon(ctx context.Context, cfg *config.Config, stateDir string) (*clie
 	case gateway.AuthToken:
 		o.Token = gw.Auth.Token
 		if o.Token == "" {
-			tok, _, err := store.GatewayToken(stateDir)
+			// The daemon makes its token at its first start; without one,
+			// no daemon has run here, and none is made now.
+			tok, err := store.ReadGatewayToken(stateDir)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, nil
+			}
 			if err != nil {
 				return nil, err
 			}

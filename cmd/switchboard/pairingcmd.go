@@ -148,7 +148,7 @@ func (c *cli) pairing(ctx context.Context, g *globalFlags, fn func(context.Conte
 		ops = storePairing{st}
 	}
 	if err := fn(ctx, ops); err != nil {
-		fmt.Fprintf(c.stderr, "switchboard pairing: %v\n", err)
+		fmt.Fprintf(c.stderr, "switchboard pairing: %s\n", cliError(err))
 		return exitFailure
 	}
 	return exitOK
