@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/switchboardhq/switchboard/core"
+	"github.com/switchboardhq/switchboard/internal/suggest"
 )
 
 // Registry is the set of bridges a program knows, one Descriptor per
@@ -69,12 +70,17 @@ func (r Registry) Validate() error {
 // ParseTarget implements core.Targets: "<channel>[#<accountId>]:<chat>",
 // the chat part read by the channel's ParseChat.
 func (r Registry) ParseTarget(target string) (core.Route, error) {
+	return parseTarget(target, r.examples(), r.Resolve)
+}
+
+// parseTarget splits "<channel>[#<accountId>]:<chat>" and resolves it.
+func parseTarget(target, examples string, resolve func(channel, accountID, chat string) (core.Route, error)) (core.Route, error) {
 	channel, chat, ok := strings.Cut(strings.TrimSpace(target), ":")
 	if !ok || channel == "" || chat == "" {
-		return core.Route{}, fmt.Errorf("target %q is not <channel>:<chat> (%s)", target, r.examples())
+		return core.Route{}, fmt.Errorf("target %q is not <channel>:<chat> (%s)", target, examples)
 	}
 	channel, account, _ := strings.Cut(channel, "#")
-	route, err := r.Resolve(channel, account, chat)
+	route, err := resolve(channel, account, chat)
 	if err != nil {
 		return core.Route{}, fmt.Errorf("target %q: %w", target, err)
 	}
@@ -85,6 +91,9 @@ func (r Registry) ParseTarget(target string) (core.Route, error) {
 func (r Registry) Resolve(channel, accountID, chat string) (core.Route, error) {
 	d, ok := r.Lookup(channel)
 	if !ok {
+		if s := suggest.Closest(channel, r.Channels()); s != "" {
+			return core.Route{}, fmt.Errorf("no bridge provides channel %q (did you mean %q? known: %s)", channel, s, r.known())
+		}
 		return core.Route{}, fmt.Errorf("no bridge provides channel %q (known: %s)", channel, r.known())
 	}
 	route := core.Route{Channel: core.ChannelName(d.Channel), AccountID: core.AccountID(accountID), To: core.ChatID(strings.TrimSpace(chat))}

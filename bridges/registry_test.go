@@ -56,6 +56,7 @@ var badTargets = []struct{ target, why string }{
 	{"telegram:1\u00a02", "is not a usable chat id"}, // a no-break space
 	{"slack:user:U\v9", "is not a usable chat id"},
 	{"pager:1", `no bridge provides channel "pager" (known: telegram, slack, discord, whatsapp)`},
+	{"telgram:1", `no bridge provides channel "telgram" (did you mean "telegram"? known: telegram, slack, discord, whatsapp)`},
 	{"whatsapp:not-a-number", "neither a phone number"},
 	{"whatsapp:123@example.com", "unknown server"},
 }

@@ -121,15 +121,52 @@ func routeKey(channel, accountID string) string {
 // "<runId>:<reply index>", so a delivery repeated after a crash resends
 // only the chunks that were not sent.
 func (r *Router) Deliver(ctx context.Context, d queue.Delivery) error {
+	return r.deliver(ctx, d, r.Fallback)
+}
+
+// DeliverOwned is Deliver for a delivery that must reach a chat, such as a
+// cron job's announcement: one for a channel and account that no bridge of
+// this daemon owns fails with an error that is ErrNoBridge, naming them,
+// instead of going to Fallback, which keeps a reply in the transcript only
+// (issue 26, finding 6: such a run showed "ok"). It waits for an expected
+// bridge as Deliver does. The web chat has no bridge; its deliveries go to
+// Fallback as always. Safe for concurrent use.
+func (r *Router) DeliverOwned(ctx context.Context, d queue.Delivery) error {
+	if d.Route.Channel == core.WebchatChannel {
+		return r.Deliver(ctx, d)
+	}
+	return r.deliver(ctx, d, nil)
+}
+
+// Owned is a queue.Deliverer that delivers through its router's
+// DeliverOwned; safe for concurrent use, as the router is.
+type Owned struct{ Router *Router }
+
+// Deliver implements queue.Deliverer.
+func (o Owned) Deliver(ctx context.Context, d queue.Delivery) error {
+	return o.Router.DeliverOwned(ctx, d)
+}
+
+// noBridgeError is the error for a delivery no bridge takes; it is
+// ErrNoBridge.
+type noBridgeError struct{ channel, accountID string }
+
+func (e noBridgeError) Error() string {
+	return fmt.Sprintf("no %s bridge for account %q runs in this daemon", e.channel, e.accountID)
+}
+
+func (noBridgeError) Is(target error) bool { return target == ErrNoBridge }
+
+func (r *Router) deliver(ctx context.Context, d queue.Delivery, fallback queue.Deliverer) error {
 	rt, ok, err := r.route(ctx, string(d.Route.Channel), string(d.Route.AccountID))
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if r.Fallback != nil {
-			return r.Fallback.Deliver(ctx, d)
+		if fallback != nil {
+			return fallback.Deliver(ctx, d)
 		}
-		return fmt.Errorf("bridges: no bridge for channel %q (account %q)", d.Route.Channel, d.Route.AccountID)
+		return noBridgeError{channel: string(d.Route.Channel), accountID: core.NormalizeAccountID(string(d.Route.AccountID))}
 	}
 	mode := rt.ModeFor(d.SessionKey)
 	tags := !rt.OffIgnoresTags || (mode != "" && mode != bridges.ReplyOff)

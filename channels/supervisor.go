@@ -435,7 +435,8 @@ func (s *Supervisor) findLocked(channel, accountID string) (*unit, error) {
 }
 
 // ErrNoBridge is wrapped by the errors of the methods that name a bridge
-// the supervisor does not run.
+// the supervisor does not run, and is Router.DeliverOwned's error for a
+// delivery no bridge takes.
 var ErrNoBridge = errors.New("no such bridge")
 
 // Bridge returns the bridge of channel and account ("" for the default
