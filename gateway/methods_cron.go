@@ -147,16 +147,42 @@ func (s *Server) mCronRemove(ctx context.Context, _ *conn, req protocol.RequestF
 	return map[string]any{"ok": true, "removed": removed}, nil
 }
 
+// cronRunResult is cron.run's answer: OpenClaw's {ok, ran}, with what the
+// run does to the job, so that a client can say it (issue 26, finding 6:
+// "Run now" on a disabled one-shot deleted it without a word).
+type cronRunResult struct {
+	OK  bool `json:"ok"`
+	Ran bool `json:"ran"`
+	// RunID is the run started; follow it with cron.runs.
+	RunID string `json:"runId"`
+	// Reason says why nothing ran: "not-due" (mode due).
+	Reason string `json:"reason,omitempty"`
+	// Disabled reports a disabled job run by hand: it stays disabled and
+	// is kept, one-shot or not.
+	Disabled bool `json:"disabled,omitempty"`
+	// DeletesJob reports a one-shot job that this run deletes when it
+	// succeeds.
+	DeletesJob bool `json:"deletesJob,omitempty"`
+}
+
 func (s *Server) mCronRun(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {
 	c, p, e := s.cronJobRequest(req)
 	if e != nil {
 		return nil, e
 	}
+	job, _ := c.Get(p.id()) // before the run: a one-shot may be gone after
 	runID, err := c.Run(ctx, p.id(), p.Mode)
 	if err != nil {
 		return nil, invalidParams(req.Method, err.Error())
 	}
-	return map[string]any{"ok": true, "ran": runID != "", "runId": runID}, nil
+	res := cronRunResult{OK: true, Ran: runID != "", RunID: runID}
+	switch {
+	case res.Ran:
+		res.Disabled, res.DeletesJob = !job.IsEnabled(), job.DeletesAfterRun()
+	case p.Mode == "due":
+		res.Reason = "not-due"
+	}
+	return res, nil
 }
 
 func (s *Server) mCronRuns(ctx context.Context, _ *conn, req protocol.RequestFrame) (any, *protocol.ErrorShape) {

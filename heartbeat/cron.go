@@ -223,6 +223,11 @@ func (c *Cron) Load(ctx context.Context) error {
 		}
 		c.jobs[j.ID] = j
 		c.queueLocked(j)
+		if j.IsEnabled() {
+			if err := c.checkAnnounce(j.Delivery); err != nil {
+				c.log.Warn("a cron job announces to a chat this daemon cannot reach; its runs fail until it can", "job", j.ID, "err", err)
+			}
+		}
 	}
 	for _, r := range runs {
 		c.unfinished = append(c.unfinished, r)

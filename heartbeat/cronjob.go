@@ -51,7 +51,8 @@ type JobSpec struct {
 	// Enabled turns the job on; default true.
 	Enabled *bool `json:"enabled,omitempty"`
 	// DeleteAfterRun deletes the job after its first successful run;
-	// default true for "at" schedules, false otherwise.
+	// default true for "at" schedules, false otherwise. A disabled job is
+	// never deleted by a run (it runs only by hand).
 	DeleteAfterRun *bool `json:"deleteAfterRun,omitempty"`
 	// Schedule is when it runs.
 	Schedule Schedule `json:"schedule"`
@@ -105,7 +106,9 @@ type Delivery struct {
 	// Mode is "none", "announce" (default for isolated jobs: send the
 	// answer to Channel/To) or "webhook" (POST it as JSON to To).
 	Mode string `json:"mode"`
-	// Channel is the bridge for announce ("telegram", "slack", …).
+	// Channel is the bridge for announce ("telegram", "slack", …): one
+	// the configuration enables, or webchat. An announcement no running
+	// bridge takes fails the run.
 	Channel string `json:"channel,omitempty"`
 	// To is the chat for announce, the URL for webhook.
 	To string `json:"to,omitempty"`
@@ -147,8 +150,15 @@ type JobState struct {
 // IsEnabled reports Enabled with its default.
 func (j JobSpec) IsEnabled() bool { return j.Enabled == nil || *j.Enabled }
 
-// deleteAfterRun reports DeleteAfterRun with its default.
-func (j *JobSpec) deleteAfterRun() bool {
+// DeletesAfterRun reports whether a successful run deletes the job:
+// DeleteAfterRun with its default (true for "at" schedules), for an
+// enabled job. A disabled job runs only by hand, and is kept, disabled,
+// whatever that run does (issue 26, finding 6: "Run now" on a disabled
+// example deleted it).
+func (j JobSpec) DeletesAfterRun() bool {
+	if !j.IsEnabled() {
+		return false
+	}
 	if j.DeleteAfterRun != nil {
 		return *j.DeleteAfterRun
 	}

@@ -200,7 +200,7 @@ func (c *Cron) deliver(j *Job, runID string, a *activeRun, r *result) {
 	switch d.Mode {
 	case DeliveryAnnounce:
 		if len(r.replies) == 0 {
-			r.delivery = "not-delivered"
+			r.delivery, r.deliveryErr = "not-delivered", "the turn gave no answer to announce"
 			return
 		}
 		if c.deps.Deliverer == nil {
@@ -272,7 +272,7 @@ func (c *Cron) finish(ctx context.Context, run store.CronRun, r result) {
 	f := store.CronFinish{RunID: run.RunID, JobID: run.JobID, FinishedAt: now.UnixMilli(), Status: r.status, Detail: mustJSON(d)}
 	if j != nil {
 		f.State = mustJSON(job.State)
-		f.DeleteJob = r.status == "ok" && job.deleteAfterRun()
+		f.DeleteJob = r.status == "ok" && job.DeletesAfterRun()
 	}
 	if j != nil && job.SessionTarget == TargetIsolated {
 		c.reap(ctx, run.JobID) // before the run shows as finished
@@ -392,6 +392,9 @@ func (c *Cron) Add(ctx context.Context, spec JobSpec) (Job, error) {
 	if err := c.prepare(&j, c.clock.Now(), true); err != nil {
 		return Job{}, err
 	}
+	if err := c.checkAnnounce(j.Delivery); err != nil {
+		return Job{}, err
+	}
 	if err := c.put(ctx, &j); err != nil {
 		return Job{}, err
 	}
@@ -408,7 +411,12 @@ func (c *Cron) Update(ctx context.Context, id string, patch json.RawMessage) (Jo
 	if !ok {
 		return Job{}, fmt.Errorf("%w: %q", ErrJobNotFound, id)
 	}
-	j := old
+	// The patch goes onto a deep copy: decoding into old's pointers
+	// (enabled, delivery, …) would change the cached job as well.
+	var j Job
+	if err := json.Unmarshal(mustJSON(old), &j); err != nil {
+		return Job{}, fmt.Errorf("cron: copy job %s: %w", id, err)
+	}
 	if err := json.Unmarshal(patch, &j); err != nil {
 		return Job{}, fmt.Errorf("cron: patch: %w", err)
 	}
@@ -417,6 +425,11 @@ func (c *Cron) Update(ctx context.Context, id string, patch json.RawMessage) (Jo
 	next := old.State.NextRunAtMs
 	if err := c.prepare(&j, c.clock.Now(), false); err != nil {
 		return Job{}, err
+	}
+	if !equalJSON(old.Delivery, j.Delivery) {
+		if err := c.checkAnnounce(j.Delivery); err != nil {
+			return Job{}, err
+		}
 	}
 	if !sched && j.IsEnabled() {
 		j.State.NextRunAtMs = next
@@ -428,6 +441,23 @@ func (c *Cron) Update(ctx context.Context, id string, patch json.RawMessage) (Jo
 	c.rearm()
 	c.emit(CronEvent{JobID: j.ID, Action: "updated", NextRunAtMs: j.State.NextRunAtMs})
 	return j, nil
+}
+
+// checkAnnounce refuses an announcement to a chat the daemon cannot
+// reach: a channel that is not enabled, a misspelt one, a chat id its
+// bridge cannot read (deps.Targets says). A job added or pointed there
+// would otherwise be accepted and then announce to nowhere at every run
+// (issue 26, finding 6). The web chat is always reachable. Jobs the
+// configuration file defines are only warned about when loaded (the file
+// may name a channel enabled later); their runs report the reason.
+func (c *Cron) checkAnnounce(d *Delivery) error {
+	if d == nil || d.Mode != DeliveryAnnounce || c.deps.Targets == nil || strings.EqualFold(d.Channel, string(core.WebchatChannel)) {
+		return nil
+	}
+	if _, err := c.deps.Targets.Resolve(d.Channel, d.AccountID, d.To); err != nil {
+		return core.FieldErrorf("delivery", err.Error())
+	}
+	return nil
 }
 
 func equalJSON(a, b any) bool {
@@ -454,8 +484,9 @@ func (c *Cron) Remove(ctx context.Context, id string) (bool, error) {
 }
 
 // Run runs a job now (cron.run). Mode "force" (default) runs it whatever
-// its schedule; "due" runs it only if a scheduled run is due. It returns
-// the run id, or "" when nothing was due.
+// its schedule, a disabled job too: that job stays disabled and no run
+// deletes it (see DeletesAfterRun). "due" runs it only if a scheduled run
+// is due. It returns the run id, or "" when nothing was due.
 func (c *Cron) Run(ctx context.Context, id, mode string) (string, error) {
 	j, ok := c.Get(id)
 	if !ok {

@@ -94,6 +94,10 @@ type rigOptions struct {
 	cronEvents chan heartbeat.CronEvent
 	// script is pushed to the scripted model before anything starts.
 	script []llmtest.Response
+	// cronTargets replaces the cron service's targets (every bridge).
+	cronTargets core.Targets
+	// cronDeliverer replaces the cron service's deliverer (the recorder).
+	cronDeliverer queue.Deliverer
 }
 
 func newRig(t *testing.T, o rigOptions) *rig {
@@ -160,8 +164,16 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		t.Fatal(err)
 	}
 	if o.cron != nil {
+		var cronTargets core.Targets = targets
+		if o.cronTargets != nil {
+			cronTargets = o.cronTargets
+		}
+		var cronDeliverer queue.Deliverer = r.rec
+		if o.cronDeliverer != nil {
+			cronDeliverer = o.cronDeliverer
+		}
 		r.cron, err = heartbeat.NewCron(heartbeat.CronOptions{Config: *o.cron, Clock: r.clock}, heartbeat.CronDeps{
-			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: r.rec, Sessions: st, Targets: targets,
+			Store: st, Journal: st, Dispatcher: r.disp, Heartbeat: r.hb, Deliverer: cronDeliverer, Sessions: st, Targets: cronTargets,
 			Webhook: heartbeat.NewWebhookClient(egress.Options{AllowPrivate: true, Resolver: testResolver{}}),
 			OnEvent: func(ev heartbeat.CronEvent) {
 				if o.cronEvents != nil {

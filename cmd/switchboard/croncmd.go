@@ -97,6 +97,9 @@ func lastRun(st heartbeat.JobState) string {
 		return "running since " + cronTime(st.RunningAtMs)
 	case st.LastStatus == "":
 		return "-"
+	case st.LastError == "" && st.LastDeliveryStatus == "not-delivered":
+		// A best-effort delivery failed; the run itself went well.
+		return clipCell(st.LastStatus + ", not delivered: " + st.LastDeliveryError)
 	case st.LastError == "":
 		return st.LastStatus
 	}
@@ -133,7 +136,7 @@ func (o *cronAddFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.message, "message", "", "run an agent turn with this message")
 	fs.StringVar(&o.systemEvent, "system-event", "", "put this line in the main session and wake the heartbeat")
 	fs.StringVar(&o.session, "session", "", "where a --message turn runs: isolated (default), main or session:<name>")
-	fs.StringVar(&o.announce, "announce", "", "send the answer to <channel>:<to>, such as telegram:-100123 or slack:channel:C123")
+	fs.StringVar(&o.announce, "announce", "", "send the answer to <channel>:<to> on an enabled channel, such as telegram:-100123 or slack:channel:C123")
 	fs.StringVar(&o.webhook, "webhook", "", "POST the answer as JSON to this https URL")
 	fs.StringVar(&o.model, "model", "", "model of the turn, as provider/model (default: the agent's)")
 	fs.BoolVar(&o.disabled, "disabled", false, "add the job switched off")
@@ -256,7 +259,8 @@ schedule and exactly one payload:
   --message TEXT       the agent runs a turn with TEXT, in a fresh session each
                        time (--session isolated, the default), in a named one
                        (--session session:<name>), and its answer can go to a
-                       chat (--announce telegram:-100123) or a URL (--webhook)
+                       chat (--announce telegram:-100123, on a channel enabled
+                       in the configuration) or a URL (--webhook)
   --system-event TEXT  TEXT is put in the main session and the heartbeat wakes
 
 Examples:
@@ -353,7 +357,11 @@ func cronRunCommand() *command {
 		help: `Starts a run of a job now, whatever its schedule; its next scheduled run is
 unchanged. With --due it runs only if a scheduled run is due (and then
 counts as that run). The run goes on in the daemon: follow it with
-"switchboard cron runs <id>".`,
+"switchboard cron runs <id>".
+
+A disabled job runs this once and stays disabled; it is never deleted by
+the run. An enabled one-shot job (--at, or deleteAfterRun) is deleted when
+the run succeeds, as if its time had come; the command says which.`,
 		flags: register,
 		run: func(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 			args, code := c.cronTrailingFlags("run", g, register, args)
@@ -377,15 +385,24 @@ counts as that run). The run goes on in the daemon: follow it with
 					return err
 				}
 				var out struct {
-					Ran   bool
-					RunID string
+					Ran        bool
+					RunID      string
+					Disabled   bool
+					DeletesJob bool
 				}
 				if err := json.Unmarshal(raw, &out); err != nil {
 					return fmt.Errorf("cron.run: %w", err)
 				}
 				switch {
 				case out.Ran:
-					fmt.Fprintf(c.stdout, "Started run %s of job %s\n", out.RunID, id)
+					// What the run does to the job, said (issue 26, finding 6).
+					note := ""
+					if out.Disabled {
+						note = " (disabled: it runs this once and stays disabled)"
+					} else if out.DeletesJob {
+						note = " (one-shot: the job is deleted when this run succeeds)"
+					}
+					fmt.Fprintf(c.stdout, "Started run %s of job %s%s\n", out.RunID, id, note)
 				case due:
 					fmt.Fprintf(c.stdout, "Job %s is not due; nothing ran\n", id)
 				default:
@@ -411,7 +428,9 @@ func cronRunsCommand() *command {
 		help: `Shows the most recent runs, newest first: of one job when its id is given,
 else of every job. A run's status is running, ok, error or skipped (a run
 missed while the daemon was down); the last column holds the error of a
-failed run or the start of a finished run's answer.`,
+failed run or the start of a finished run's answer. A run whose answer
+could not be announced (its channel is off or its bridge is not running)
+is an error, or "ok, not delivered" for a job with bestEffort delivery.`,
 		flags: register,
 		run: func(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 			args, code := c.cronTrailingFlags("runs", g, register, args)
@@ -463,14 +482,18 @@ func writeCronRuns(w io.Writer, runs []heartbeat.RunRecord) {
 		if r.FinishedAtMs != 0 {
 			dur = (time.Duration(r.DurationMs) * time.Millisecond).String()
 		}
-		text := r.Error
+		status, text := r.Status, r.Error
+		if text == "" && r.DeliveryStatus == "not-delivered" && r.DeliveryError != "" {
+			// A best-effort delivery failed: the answer went nowhere.
+			status, text = r.Status+", not delivered", r.DeliveryError
+		}
 		if text == "" {
 			text = r.Summary
 		}
 		if text == "" {
 			text = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.JobID, cronTime(r.StartedAtMs), r.Status, dur, clipCell(text))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.JobID, cronTime(r.StartedAtMs), status, dur, clipCell(text))
 	}
 	tw.Flush()
 }

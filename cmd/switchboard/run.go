@@ -227,7 +227,11 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) *gateway.Se
 				return err
 			}
 			crons, err = heartbeat.NewCron(heartbeat.CronOptions{Config: cfg.Cron, Clock: w.clock, Logger: log.With("component", "cron")},
-				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Deliverer: deliver, Sessions: st, OnEvent: gw.PublishCron, Targets: reg})
+				heartbeat.CronDeps{Store: st, Journal: st, Dispatcher: disp, Heartbeat: hb, Sessions: st, OnEvent: gw.PublishCron,
+					// An announcement that no bridge takes, or to a
+					// channel that is off, fails the run (issue 26,
+					// finding 6) rather than going to the log.
+					Deliverer: channels.Owned{Router: deliver}, Targets: bridges.Enabled{All: reg, On: active}})
 			if err != nil {
 				return err
 			}
