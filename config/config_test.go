@@ -553,3 +553,26 @@ agents:
 		t.Error("Section found a channel that has no section")
 	}
 }
+
+// Issue 26, finding 6d: the example's three cron jobs cluttered a new
+// user's cron panel (and "Run now" on one deleted it). The example keeps
+// one job, disabled and named as an example; it still shows every key
+// (TestExampleDocumentsEveryKey).
+func TestFinding6ExampleHasOneDisabledCronJob(t *testing.T) {
+	cfg, err := Load("../config.yaml.example", env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := cfg.Cron.Jobs
+	if len(jobs) > 1 {
+		t.Fatalf("config.yaml.example has %d cron jobs; want at most one, an example", len(jobs))
+	}
+	for _, j := range jobs {
+		if j.IsEnabled() {
+			t.Errorf("example cron job %s is enabled; a new user's daemon must not run it", j.ID)
+		}
+		if !strings.HasPrefix(j.ID, "example-") || !strings.HasPrefix(j.Name, "Example: ") {
+			t.Errorf("example cron job id %q, name %q: want them to say it is an example", j.ID, j.Name)
+		}
+	}
+}
