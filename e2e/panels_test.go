@@ -154,3 +154,74 @@ func TestWebChatApprovesExec(t *testing.T) {
 		t.Fatalf("the model did not get the command's output")
 	}
 }
+
+// TestFinding6CronPanelSaysWhatRunNowDoes (issue 26, finding 6): "Run now"
+// on a disabled one-shot job ran it and deleted it without asking, and a
+// job whose answer went to a channel that is off showed "last ok". The
+// panel asks before running a disabled job, saying it stays; Cancel runs
+// nothing; after the run the job is still listed, disabled. A failed
+// announcement shows as a failed run, with the reason.
+func TestFinding6CronPanelSaysWhatRunNowDoes(t *testing.T) {
+	needBrowser(t)
+	d := newDaemonWith(t, nil, `cron:
+  jobs:
+    - id: dentist
+      name: Dentist
+      enabled: false
+      schedule: {kind: at, at: "2099-12-01T09:00:00Z"}
+      payload: {kind: systemEvent, text: "Dentist at 10."}
+    - id: news
+      name: News
+      schedule: {kind: every, everyMs: 3600000}
+      payload: {kind: agentTurn, message: "Three things happened."}
+      delivery: {mode: announce, channel: telegram, to: "123"}
+`)
+	d.start()
+	tb := openTab(t, d.url())
+	token := d.token()
+	tb.login(token)
+	row := func(id string) string { return `document.querySelector('#cron .cron-job[data-id="` + id + `"]')` }
+	tb.waitFor("both jobs in the cron panel", row("dentist")+` && `+row("news"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	admin, err := client.Dial(ctx, client.Options{URL: "ws://127.0.0.1:" + strconv.Itoa(d.port) + "/", Token: token, Scopes: []string{"operator.admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	runsOf := func(id string) string {
+		raw, err := admin.Call(ctx, "cron.runs", map[string]any{"id": id})
+		if err != nil {
+			t.Fatalf("cron.runs: %v", err)
+		}
+		return string(raw)
+	}
+
+	dentist := `#cron .cron-job[data-id="dentist"]`
+	tb.do("Run now on the disabled job", chromedp.Click(chromedp.CSS(dentist+` > button`)))
+	tb.waitFor("the question", `!`+row("dentist")+`.querySelector(".cron-confirm").hidden`)
+	if q := tb.text(dentist + ` .cron-confirm p`); !strings.Contains(q, "“Dentist” is disabled") || !strings.Contains(q, "stays disabled and is not deleted") {
+		t.Errorf("the question = %q, want it to say the job is disabled and stays", q)
+	}
+	tb.do("Cancel", chromedp.Click(chromedp.CSS(dentist+` .cron-confirm button:last-child`)))
+	tb.waitFor("the question to go", row("dentist")+`.querySelector(".cron-confirm").hidden && !`+row("dentist")+`.querySelector(":scope > button").hidden`)
+	if runs := runsOf("dentist"); strings.Contains(runs, "runId") {
+		t.Fatalf("Cancel ran the job: %s", runs)
+	}
+
+	tb.do("Run now again", chromedp.Click(chromedp.CSS(dentist+` > button`)))
+	tb.waitFor("the question", `!`+row("dentist")+`.querySelector(".cron-confirm").hidden`)
+	tb.do("Run once", chromedp.Click(chromedp.CSS(dentist+` .cron-confirm button:first-of-type`)))
+	tb.waitFor("the run to finish with the job kept, disabled",
+		row("dentist")+` && `+row("dentist")+`.querySelector(".cron-info").textContent.startsWith("disabled · ") && `+
+			row("dentist")+`.querySelector(".cron-info").textContent.endsWith("last ok") && `+
+			row("dentist")+`.querySelector(".cron-note").textContent === "Started; the job stays disabled."`)
+
+	tb.do("Run now on the job announcing to a channel that is off", chromedp.Click(chromedp.CSS(`#cron .cron-job[data-id="news"] > button`)))
+	tb.waitFor("the failed run with its reason", row("news")+` && `+row("news")+`.querySelector(".cron-info").textContent.endsWith("last error") && `+
+		row("news")+`.querySelector(".cron-problem").textContent.includes('Last run failed: delivery failed: channel "telegram" is not enabled')`)
+	if hidden := eval[bool](tb, row("news")+`.querySelector(".cron-confirm").hidden`); !hidden {
+		t.Error("an enabled repeating job asked before running")
+	}
+}

@@ -138,28 +138,97 @@ export class Panels {
       list.replaceChildren(li("No cron jobs.", "muted"));
       return;
     }
-    list.replaceChildren(...jobs.map((job) => {
-      const row = document.createElement("li");
-      row.className = "cron-job";
-      const name = document.createElement("strong");
-      name.textContent = job.name || job.id;
-      const st = job.state || {};
-      const info = document.createElement("div");
-      info.className = "muted";
-      info.textContent = (job.enabled === false ? "disabled · " : "") + "next " + when(st.nextRunAtMs) + " · last " + (st.lastStatus || "—");
-      const run = document.createElement("button");
-      run.type = "button";
-      run.textContent = "Run now";
-      run.setAttribute("aria-label", "Run " + (job.name || job.id) + " now");
-      run.addEventListener("click", async () => {
-        run.disabled = true;
-        const ok = await this.call("cron.run", { id: job.id, mode: "force" }, info);
-        run.disabled = false;
-        if (ok) info.textContent = "Started.";
-      });
-      row.append(name, " ", run, info);
-      return row;
-    }));
+    list.replaceChildren(...jobs.map((job) => this.cronRow(job)));
+  }
+
+  /**
+   * One cron job: its next and last run, why the last run failed or its
+   * answer went nowhere, and Run now. Running a disabled job, or a
+   * one-shot job that the run deletes, first asks, saying what happens to
+   * the job (issue 26, finding 6: "Run now" deleted a disabled example).
+   */
+  cronRow(job) {
+    const label = job.name || job.id;
+    const st = job.state || {};
+    const disabled = job.enabled === false;
+    const oneShot = !disabled && (job.deleteAfterRun ?? (job.schedule || {}).kind === "at");
+    const row = document.createElement("li");
+    row.className = "cron-job";
+    row.dataset.id = job.id;
+    const name = document.createElement("strong");
+    name.textContent = label;
+    const info = document.createElement("div");
+    info.className = "muted cron-info";
+    info.textContent = (disabled ? "disabled · " : "") + "next " + when(st.nextRunAtMs) + " · last " + (st.lastStatus || "—");
+    const problem = document.createElement("div");
+    problem.className = "error cron-problem";
+    if (st.lastStatus === "error") {
+      problem.textContent = "Last run failed: " + (st.lastError || "no reason recorded");
+    } else if (st.lastDeliveryStatus === "not-delivered" && st.lastDeliveryError) {
+      problem.textContent = "Answer not delivered: " + st.lastDeliveryError;
+    }
+    problem.hidden = !problem.textContent;
+    const note = document.createElement("div");
+    note.className = "muted cron-note";
+    note.textContent = (this.cronNotes || {})[job.id] || "";
+    note.hidden = !note.textContent;
+
+    const run = document.createElement("button");
+    run.type = "button";
+    run.textContent = "Run now";
+    run.setAttribute("aria-label", "Run " + label + " now");
+    const ask = document.createElement("div");
+    ask.className = "cron-confirm";
+    ask.hidden = true;
+    ask.setAttribute("role", "group");
+    ask.setAttribute("aria-label", "Confirm running " + label);
+    const question = document.createElement("p");
+    question.textContent = disabled
+      ? "“" + label + "” is disabled. Run it once now? It stays disabled and is not deleted."
+      : "“" + label + "” runs only once: it is deleted when this run succeeds. Run it now?";
+    const yes = document.createElement("button");
+    yes.type = "button";
+    yes.textContent = "Run once";
+    const no = document.createElement("button");
+    no.type = "button";
+    no.textContent = "Cancel";
+    ask.append(question, yes, " ", no);
+
+    const settle = (text) => {
+      this.cronNotes = { ...this.cronNotes, [job.id]: text };
+      note.textContent = text;
+      note.hidden = !text;
+    };
+    const start = async () => {
+      ask.hidden = true;
+      run.hidden = false;
+      run.disabled = true;
+      const res = await this.call("cron.run", { id: job.id, mode: "force" }, note);
+      run.disabled = false;
+      note.hidden = !note.textContent;
+      if (!res) return;
+      if (!res.ran) settle("Nothing ran; the job changed meanwhile. Try again.");
+      else if (res.disabled) settle("Started; the job stays disabled.");
+      else if (res.deletesJob) settle("Started; the job is deleted when this run succeeds.");
+      else settle("Started.");
+    };
+    run.addEventListener("click", () => {
+      if (!disabled && !oneShot) {
+        start();
+        return;
+      }
+      ask.hidden = false;
+      run.hidden = true;
+      yes.focus();
+    });
+    yes.addEventListener("click", start);
+    no.addEventListener("click", () => {
+      ask.hidden = true;
+      run.hidden = false;
+      run.focus();
+    });
+    row.append(name, " ", run, info, problem, note, ask);
+    return row;
   }
 
   async loadPairing() {
