@@ -2,7 +2,6 @@ package config
 
 import (
 	"encoding"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
 // enumType is implemented by string types with a fixed set of values; the
@@ -81,14 +80,11 @@ func decodeYAML(file string, data []byte, lookup LookupEnv, out any) (map[string
 // when the file is empty) and a decoder that knows the document's anchors.
 func parseDocument(file string, data []byte) (*decoder, ast.Node, Errors) {
 	d := &decoder{file: file, anchors: map[string]ast.Node{}, positions: map[string]pos{}}
-	f, err := parser.ParseBytes(data, 0)
+	// Duplicate keys are found after parsing (duplicateKeys), all at once
+	// and named with their mapping.
+	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
-		var ye yaml.Error
-		if errors.As(err, &ye) && ye.GetToken() != nil {
-			p := ye.GetToken().Position
-			return nil, nil, Errors{{File: file, Line: p.Line, Column: p.Column, Message: "invalid YAML: " + ye.GetMessage()}}
-		}
-		return nil, nil, Errors{{File: file, Message: "invalid YAML: " + err.Error()}}
+		return nil, nil, Errors{syntaxError(file, data, err)}
 	}
 	var body ast.Node
 	for i, doc := range f.Docs {
@@ -103,6 +99,9 @@ func parseDocument(file string, data []byte) (*decoder, ast.Node, Errors) {
 	}
 	if body == nil {
 		return d, nil, nil
+	}
+	if errs := duplicateKeys(file, body); errs != nil {
+		return nil, nil, errs
 	}
 	for _, n := range ast.Filter(ast.AnchorType, body) {
 		a := n.(*ast.AnchorNode)
@@ -128,6 +127,10 @@ func posOf(n ast.Node) pos {
 		}
 	case *ast.MappingValueNode:
 		return posOf(v.Key)
+	case *ast.StringNode:
+		if p, ok := multiLineStart(v.GetToken()); ok {
+			return p
+		}
 	case *ast.DocumentNode:
 		if v.Start != nil {
 			return pos{v.Start.Position.Line, v.Start.Position.Column}
@@ -139,6 +142,25 @@ func posOf(n ast.Node) pos {
 		return pos{}
 	}
 	return pos{tk.Position.Line, tk.Position.Column}
+}
+
+// multiLineStart finds where a plain value that runs over several lines
+// starts. The parser places some of them (one with a later line starting
+// "- ", say) where they end; the value starts after the ":" or "-" before
+// it and the blanks that follow.
+func multiLineStart(tk *token.Token) (pos, bool) {
+	if tk == nil || tk.Type != token.StringType || tk.Prev == nil || tk.Prev.Position == nil {
+		return pos{}, false
+	}
+	if tk.Prev.Type != token.MappingValueType && tk.Prev.Type != token.SequenceEntryType {
+		return pos{}, false
+	}
+	value := strings.TrimLeft(tk.Origin, " \t")
+	if value == "" || value[0] == '\n' || value[0] == '\r' || !strings.ContainsAny(strings.TrimRight(value, " \t\r\n"), "\r\n") {
+		return pos{}, false
+	}
+	blanks := len(tk.Origin) - len(value)
+	return pos{tk.Prev.Position.Line, tk.Prev.Position.Column + 1 + blanks}, true
 }
 
 // follow looks through anchors, aliases and tags to the node that holds the
@@ -168,7 +190,7 @@ func (d *decoder) resolve(n ast.Node, path string) ast.Node {
 	out, dangling := d.follow(n)
 	if dangling != nil {
 		name := dangling.Value.GetToken().Value
-		d.errorf(dangling, path, "alias *%s refers to no anchor &%s", name, name)
+		d.errorf(dangling, path, "alias *%s refers to no anchor &%s; to write a value that starts with \"*\", put it in quotes", name, name)
 	}
 	return out
 }

@@ -22,6 +22,14 @@ func FuzzParse(f *testing.F) {
 	f.Add("x-a: &a\n  api: echo\nmodels:\n  providers:\n    e:\n      <<: [*a, *a]\n")
 	f.Add("stateDir: ${A:-${B}}\n")
 	f.Add("gateway:\n  port: 99999999999999999999999\n")
+	for _, c := range finding9SyntaxCases {
+		f.Add(c.src)
+	}
+	f.Add("gateway:\n  port: 1\n  port: 2\n  port: 3\nmodels:\n  providers:\n    e: {api: echo, api: echo}\n")
+	f.Add("channels:\n  telegram:\n    allowFrom:\n      - 123\n    dmPolicy: open\n      - 456\n")
+	f.Add("messages:\n  queue:\n    mode: colect\n")
+	f.Add("a: [{b: [c, {d: e\n")
+	f.Add("a:\r  b: 1\r   c: 2\r")
 	f.Fuzz(func(t *testing.T, src string) {
 		lookup := env("A", "1")
 		cfg, err := Parse("f.yaml", []byte(src), lookup)
@@ -33,6 +41,9 @@ func FuzzParse(f *testing.F) {
 			// YAML breaks lines at \n, \r\n and a lone \r.
 			lines := strings.Count(strings.ReplaceAll(src, "\r\n", "\n"), "\n") + strings.Count(src, "\r") + 2
 			for _, e := range es {
+				if e.Message == "" {
+					t.Fatalf("a problem without a message: %#v", e)
+				}
 				if e.Line < 0 || e.Line > lines || e.Column < 0 {
 					t.Fatalf("position %d:%d outside a %d-line file: %v", e.Line, e.Column, lines, e)
 				}

@@ -158,7 +158,7 @@ func TestMergePatchErrors(t *testing.T) {
 		{"string patch", minimal, `"{}"`, "got a string"},
 		{"bad JSON", minimal, `{"a":`, "the patch is not valid JSON"},
 		{"two values", minimal, `{} {}`, "the patch is not valid JSON"},
-		{"bad YAML", "gateway: [", `{}`, "c.yaml:1:10: invalid YAML"},
+		{"bad YAML", "gateway: [", `{}`, `c.yaml:1:10: the list opened with "[" here is never closed`},
 		{"not a mapping", "- a\n- b\n", `{}`, "c.yaml:1:1: the file is not a mapping of keys to values"},
 		{"dangling alias", "gateway: *nope\n", `{}`, "gateway: alias *nope refers to no anchor"},
 	}
