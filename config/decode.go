@@ -423,7 +423,7 @@ func (d *decoder) text(n ast.Node, v reflect.Value, path string) {
 	tu := v.Addr().Interface().(encoding.TextUnmarshaler)
 	if err := tu.UnmarshalText([]byte(s)); err != nil {
 		if e, isEnum := v.Interface().(enumType); isEnum {
-			d.errorf(n, path, "must be one of %s (got %q)", strings.Join(e.EnumValues(), ", "), s)
+			d.errorf(n, path, "%s", enumMessage(v.Type(), e.EnumValues(), s))
 			return
 		}
 		d.errorf(n, path, "%s", err.Error())
