@@ -3,14 +3,17 @@
 //
 // Loading (Load, Parse) does, in order:
 //
-//   - parse the YAML with positions (github.com/goccy/go-yaml);
+//   - parse the YAML with positions (github.com/goccy/go-yaml); a syntax
+//     error is reported at the line of the mistake with what to write
+//     instead, and every key written twice in one mapping is an error;
 //   - expand ${VAR} and ${VAR:-default} in every string value from the
 //     environment ("$${" writes a literal "${"); a missing variable without a
 //     default is an error naming it;
 //   - decode onto Default(): keys absent from the file keep their default;
 //     unknown keys are errors with a "did you mean" suggestion, except keys
 //     starting with "x-", which hold YAML anchors (&name) for reuse;
-//   - validate: enumerations, `min`/`max` tags, and each struct's Validate
+//   - validate: enumerations (a value near a valid one gets a "did you
+//     mean"), `min`/`max` tags, and each struct's Validate
 //     method (see core.FieldError).
 //
 // Every problem is reported, not only the first, as Errors of the form
