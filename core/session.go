@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // SessionEntry is what Switchboard remembers about one session besides its
 // transcript: which transcript file is current, when it was last used, token
@@ -38,6 +41,89 @@ type SessionEntry struct {
 	AbortedLastRun bool `json:"abortedLastRun,omitempty"`
 	// CompactionCount counts compactions of the current transcript.
 	CompactionCount int `json:"compactionCount,omitempty"`
+	// Origin says where the session's chat is, for naming it to people;
+	// nil until its first turn.
+	Origin *SessionOrigin `json:"origin,omitempty"`
+}
+
+// The kinds of a SessionOrigin.
+const (
+	OriginDirect  = "direct"
+	OriginGroup   = "group"
+	OriginChannel = "channel"
+	OriginWebchat = "webchat"
+	OriginCron    = "cron"
+)
+
+// maxOriginRunes bounds each text of a SessionOrigin: they name a session
+// in a list, and come from platforms.
+const maxOriginRunes = 80
+
+// SessionOrigin describes the chat a session belongs to, so a session
+// list can name it the way its people know it. Kind and Channel are
+// Switchboard's; the texts come from the platform (a display name, a group
+// title) or the user's first message, are untrusted, only ever shown, and
+// at most 80 runes each.
+type SessionOrigin struct {
+	// Kind is one of the Origin* kinds.
+	Kind string `json:"kind"`
+	// Channel is the bridge (or "webchat") the chat is on.
+	Channel string `json:"channel,omitempty"`
+	// Peer is the other person's display name in a direct chat.
+	Peer string `json:"peer,omitempty"`
+	// Subject is the group's title; Room the channel within a space
+	// ("#general"); Space the workspace or server.
+	Subject string `json:"subject,omitempty"`
+	Room    string `json:"room,omitempty"`
+	Space   string `json:"space,omitempty"`
+	// Thread names the thread or topic, when the platform has a name.
+	Thread string `json:"thread,omitempty"`
+	// Title is the start of the session's first user message, for chats
+	// with no other name (web chat).
+	Title string `json:"title,omitempty"`
+}
+
+// OriginOf returns the origin of a session from a person's inbound
+// message, keeping prev's Title (the first message's words). It returns
+// nil for input no person wrote.
+func OriginOf(in *Inbound, prev *SessionOrigin) *SessionOrigin {
+	if in.EffectiveKind() == InboundCron {
+		return &SessionOrigin{Kind: OriginCron}
+	}
+	if in.EffectiveKind() != InboundUser {
+		return prev
+	}
+	o := &SessionOrigin{Channel: string(in.Route.Channel), Thread: clipRunes(in.ThreadLabel, maxOriginRunes)}
+	switch {
+	case in.Route.Channel == WebchatChannel:
+		o.Kind = OriginWebchat
+	case in.ChatType == ChatGroup:
+		o.Kind = OriginGroup
+	case in.ChatType == ChatChannel:
+		o.Kind = OriginChannel
+	default:
+		o.Kind = OriginDirect
+		o.Peer = clipRunes(in.Sender.Name, maxOriginRunes)
+	}
+	if g := in.Group; g != nil && o.Kind != OriginDirect {
+		o.Subject, o.Room, o.Space = clipRunes(g.Subject, maxOriginRunes), clipRunes(g.Channel, maxOriginRunes), clipRunes(g.Space, maxOriginRunes)
+	}
+	switch body := strings.Join(strings.Fields(in.Body), " "); {
+	case prev != nil && prev.Title != "":
+		o.Title = prev.Title
+	case !strings.HasPrefix(body, "/"): // a command ("/new") names nothing
+		o.Title = clipRunes(body, maxOriginRunes)
+	}
+	return o
+}
+
+// clipRunes cuts s to at most n runes, ending a cut one with "…".
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // SessionIndex stores SessionEntry values by key. The store package

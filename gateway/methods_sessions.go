@@ -12,19 +12,27 @@ import (
 
 // sessionRow is one session of sessions.list (seed 001 SessionRow).
 type sessionRow struct {
-	Key           string `json:"key"`
-	Kind          string `json:"kind"`
-	Label         string `json:"label,omitempty"`
-	DisplayName   string `json:"displayName,omitempty"`
-	Surface       string `json:"surface,omitempty"`
-	UpdatedAt     *int64 `json:"updatedAt"`
-	SessionID     string `json:"sessionId,omitempty"`
-	ThinkingLevel string `json:"thinkingLevel,omitempty"`
-	Model         string `json:"model,omitempty"`
-	InputTokens   int64  `json:"inputTokens"`
-	OutputTokens  int64  `json:"outputTokens"`
-	TotalTokens   int64  `json:"totalTokens"`
-	ContextTokens int64  `json:"contextTokens,omitempty"`
+	Key         string `json:"key"`
+	Kind        string `json:"kind"`
+	Label       string `json:"label,omitempty"`
+	DisplayName string `json:"displayName,omitempty"`
+	Surface     string `json:"surface,omitempty"`
+	Subject     string `json:"subject,omitempty"`
+	Room        string `json:"room,omitempty"`
+	Space       string `json:"space,omitempty"`
+	// ChatKind is Switchboard's finer kind for people: direct, group,
+	// channel, webchat, cron or main.
+	ChatKind string `json:"chatKind"`
+	// Origin is where the chat is (see core.SessionOrigin).
+	Origin        *core.SessionOrigin `json:"origin,omitempty"`
+	UpdatedAt     *int64              `json:"updatedAt"`
+	SessionID     string              `json:"sessionId,omitempty"`
+	ThinkingLevel string              `json:"thinkingLevel,omitempty"`
+	Model         string              `json:"model,omitempty"`
+	InputTokens   int64               `json:"inputTokens"`
+	OutputTokens  int64               `json:"outputTokens"`
+	TotalTokens   int64               `json:"totalTokens"`
+	ContextTokens int64               `json:"contextTokens,omitempty"`
 }
 
 func rowOf(e core.SessionEntry) sessionRow {
@@ -34,8 +42,9 @@ func rowOf(e core.SessionEntry) sessionRow {
 		InputTokens: e.Usage.Input, OutputTokens: e.Usage.Output, TotalTokens: e.Usage.TotalTokens,
 		ContextTokens: e.ContextTokens,
 	}
-	if r.DisplayName == "" {
-		r.DisplayName = string(e.Key)
+	r.DisplayName, r.ChatKind = sessionTitle(e)
+	if o := e.Origin; o != nil {
+		r.Subject, r.Room, r.Space, r.Origin = o.Subject, o.Room, o.Space, o
 	}
 	if e.UpdatedAt > 0 {
 		u := e.UpdatedAt
@@ -45,6 +54,62 @@ func rowOf(e core.SessionEntry) sessionRow {
 		r.Surface = string(e.LastRoute.Channel)
 	}
 	return r
+}
+
+// sessionTitle names a session for people: its label, else what its
+// origin says (the peer of a direct chat, the group's title, the thread,
+// the first words of a web chat), else what its key says (a cron job), and
+// its chatKind.
+func sessionTitle(e core.SessionEntry) (title, kind string) {
+	p, err := core.ParseSessionKey(string(e.Key))
+	o := e.Origin
+	switch {
+	case err == nil && (p.Kind == core.SessionKindCron || p.Kind == core.SessionKindCronRun):
+		kind, title = core.OriginCron, "Cron job "+p.CronJobID
+	case o != nil && o.Kind != core.OriginCron:
+		kind = o.Kind
+		switch o.Kind {
+		case core.OriginDirect:
+			title = o.Peer
+		case core.OriginGroup, core.OriginChannel:
+			title = firstNonEmpty(o.Subject, o.Room)
+			if o.Space != "" && title != "" {
+				title += " · " + o.Space
+			}
+		}
+		if title == "" {
+			title = o.Title
+		}
+		if o.Thread != "" {
+			title = strings.TrimSpace(title + " › " + o.Thread)
+		}
+		if title == "" && o.Kind == core.OriginWebchat {
+			title = "Web chat"
+		}
+	case err == nil && p.Kind == core.SessionKindMain:
+		kind, title = "main", "Main session"
+	case err == nil && strings.HasPrefix(p.Rest, newSessionPrefix):
+		// Made by sessions.create (the page's New chat), no turn yet.
+		kind, title = core.OriginWebchat, "New chat"
+	default:
+		kind = sessionKind(e.Key)
+	}
+	if e.Label != "" {
+		title = e.Label
+	}
+	if title == "" {
+		title = string(e.Key)
+	}
+	return title, kind
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // sessionKind is seed 001's kind: direct, group, global or unknown.

@@ -17,6 +17,9 @@ import (
 // (per-session models and runtimes, permission modes, forks, worktrees,
 // projects, a first turn). sessions.create refuses each by name rather than
 // creating a session that silently lacks it.
+// newSessionPrefix opens the key sessions.create makes when given none.
+const newSessionPrefix = "session-"
+
 var sessionsCreateUnsupported = []string{
 	"model", "agentRuntime", "contextWindow", "fastMode", "permissionMode", "toolOverrides",
 	"incognito", "spawnDepth", "fork", "forkFrom", "task", "message", "mentions", "attachments",
@@ -90,7 +93,7 @@ func (s *Server) mSessionsCreate(ctx context.Context, _ *conn, req protocol.Requ
 	} else {
 		var id [16]byte
 		_, _ = rand.Read(id[:])
-		raw = "session-" + hex.EncodeToString(id[:])
+		raw = newSessionPrefix + hex.EncodeToString(id[:])
 	}
 	key := core.ResolveRequestSessionKey(s.defaultAgentID(), raw)
 	if p.Label != nil {

@@ -533,6 +533,7 @@ func (tr *turnRun) finish(ctx context.Context) {
 		route := in.Route
 		tr.entry.LastRoute = &route
 	}
+	tr.entry.Origin = core.OriginOf(in, tr.entry.Origin)
 	// The index update must not be lost to an abort that already ended ctx.
 	if err := tr.deps.Sessions.PutSession(context.WithoutCancel(ctx), tr.entry); err != nil {
 		tr.log.Error("sessions index update failed", "session", in.SessionKey, "err", err)

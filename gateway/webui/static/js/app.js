@@ -19,6 +19,19 @@ function newIdempotencyKey() {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
+// KIND_LABELS names a session's chatKind for people.
+const KIND_LABELS = { direct: "Direct message", group: "Group", channel: "Channel", webchat: "Web chat", cron: "Cron job", main: "Main session" };
+
+// relativeTime says how long ago ms was: "just now", "5 min ago",
+// "3 h ago", else the date.
+function relativeTime(ms) {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 45) return "just now";
+  if (s < 3600) return Math.round(s / 60) + " min ago";
+  if (s < 86400) return Math.round(s / 3600) + " h ago";
+  return new Date(ms).toLocaleDateString();
+}
+
 function debounce(fn, ms) {
   let t = 0;
   return (...args) => {
@@ -36,6 +49,8 @@ class App {
     this.scopes = [];
     this.panels = null;
     this.refreshSessions = debounce(() => this.loadSessions(), 300);
+    this.rows = new Map(); // session key → its sessions.list row
+    this.defaultModel = "";
   }
 
   async start() {
@@ -96,6 +111,11 @@ class App {
     $("abort-button").addEventListener("click", () => this.abort());
     $("session-search").addEventListener("input", () => this.refreshSessions());
     $("refresh-sessions").addEventListener("click", () => this.loadSessions());
+    $("new-chat").addEventListener("click", () => this.newChat());
+    // Times in the session list stay true while the page is open.
+    setInterval(() => {
+      for (const t of document.querySelectorAll("[data-ts]")) t.textContent = relativeTime(Number(t.dataset.ts));
+    }, 30000);
     $("forget-token").addEventListener("click", () => {
       localStorage.removeItem(TOKEN_KEY);
       localStorage.removeItem(DEVICE_TOKEN_KEY);
@@ -199,8 +219,33 @@ class App {
     await Promise.all([this.loadHistory(), this.loadSessions()]);
   }
 
+  /** Shows the current session's name, kind and model in the chat's head. */
+  showHeading() {
+    const row = this.rowOf(this.sessionKey);
+    $("session-title").textContent = row ? row.displayName || row.key : this.sessionKey;
+    $("session-title").title = this.sessionKey;
+    const model = (row && row.model) || this.defaultModel;
+    $("session-sub").textContent = [row && KIND_LABELS[row.chatKind], row && row.surface, model && "model " + model].filter(Boolean).join(" · ");
+  }
+
+  rowOf(key) {
+    for (const [k, r] of this.rows) if (this.sameSessionKey(k, key)) return r;
+    return null;
+  }
+
+  /** Starts a new web chat session (sessions.create) and shows it. */
+  async newChat() {
+    try {
+      const res = await this.gw.request("sessions.create", {});
+      await this.loadSessions();
+      this.switchSession(res.key);
+    } catch (err) {
+      this.notice("Could not start a new chat: " + err.message);
+    }
+  }
+
   async loadHistory() {
-    $("session-title").textContent = this.sessionKey;
+    this.showHeading();
     try {
       const res = await this.gw.request("chat.history", { sessionKey: this.sessionKey, limit: 200 });
       this.view.renderHistory(res.messages || []);
@@ -230,9 +275,12 @@ class App {
       return;
     }
     const rows = res.sessions || [];
-    if (!rows.some((r) => r.key === this.sessionKey) && !$("session-search").value.trim()) {
-      rows.unshift({ key: this.sessionKey });
+    this.defaultModel = (res.defaults && res.defaults.model) || this.defaultModel;
+    if (!rows.some((r) => this.sameSessionKey(r.key, this.sessionKey)) && !$("session-search").value.trim()) {
+      rows.unshift({ key: this.sessionKey, displayName: "New chat" });
     }
+    this.rows = new Map(rows.map((r) => [r.key, r]));
+    this.showHeading();
     list.replaceChildren(...rows.map((r) => {
       const li = document.createElement("li");
       const b = document.createElement("button");
@@ -241,12 +289,20 @@ class App {
       b.dataset.key = r.key;
       const name = document.createElement("span");
       name.className = "session-name";
-      name.textContent = r.label || r.displayName || r.key;
+      name.textContent = r.displayName || r.label || r.key;
+      b.title = r.key;
       const meta = document.createElement("span");
       meta.className = "session-meta";
-      meta.textContent = [r.kind, r.updatedAt ? new Date(r.updatedAt).toLocaleString() : ""].filter(Boolean).join(" · ");
+      meta.textContent = [KIND_LABELS[r.chatKind], r.surface && r.surface !== "webchat" ? r.surface : ""].filter(Boolean).join(" · ");
+      if (r.updatedAt) {
+        const when = document.createElement("time");
+        when.dataset.ts = r.updatedAt;
+        when.dateTime = new Date(r.updatedAt).toISOString();
+        when.textContent = relativeTime(r.updatedAt);
+        meta.append(meta.textContent ? " · " : "", when);
+      }
       b.append(name, meta);
-      if (r.key === this.sessionKey) b.setAttribute("aria-current", "true");
+      if (this.sameSessionKey(r.key, this.sessionKey)) b.setAttribute("aria-current", "true");
       b.addEventListener("click", () => this.switchSession(r.key));
       li.append(b);
       return li;
@@ -264,7 +320,7 @@ class App {
     this.updateAbort();
     $("sessions").classList.remove("open");
     for (const b of document.querySelectorAll(".session")) {
-      if (b.dataset.key === key) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+      if (this.sameSessionKey(b.dataset.key, key)) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
     }
     this.loadHistory();
   }
@@ -273,10 +329,14 @@ class App {
   // the gateway may answer with the canonical form ("agent:main:main" for
   // "main").
   sameSession(key) {
-    if (!key) return false;
-    if (key === this.sessionKey) return true;
+    return this.sameSessionKey(key, this.sessionKey);
+  }
+
+  sameSessionKey(a, b) {
+    if (!a || !b) return false;
+    if (a === b) return true;
     const canon = (k) => (k.startsWith("agent:") ? k : "agent:main:" + k);
-    return canon(key) === canon(this.sessionKey);
+    return canon(a) === canon(b);
   }
 
   async send() {
