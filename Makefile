@@ -12,7 +12,7 @@ FUZZTIME      ?= 10s
 # else the example, which needs no keys.
 CONFIG        ?= $(if $(wildcard config.yaml),config.yaml,config.yaml.example)
 
-.PHONY: all build run test fmt-check vet staticcheck unit e2e openclaw bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster bench-cluster soak generate clean
+.PHONY: all build run test fmt-check vet staticcheck unit e2e openclaw screenshots bench fuzz footprint bench-e2e bench-gateway chaos chaos-cluster bench-cluster soak generate clean
 
 all: build
 
@@ -51,6 +51,11 @@ unit:
 e2e:
 	scripts/install-chromium
 	E2E_REQUIRE_BROWSER=1 $(GO) test -race -count=1 -v ./e2e
+
+## screenshots: the page's pictures in docs/screenshots, made by the browser
+## test TestScreenshots (1280 and 390 px, light and dark).
+screenshots:
+	scripts/screenshots
 
 ## openclaw: the OpenClaw compatibility suite alone (its CLI and TUI against
 ## the daemon, the method table in docs/OPENCLAW.md), installing Node.js 24

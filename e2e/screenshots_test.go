@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,23 @@ func itoa(n int64) string {
 		b = append([]byte{digits[n%10]}, b...)
 	}
 	return string(b)
+}
+
+// TestScreenshotsAreInTheREADME: every picture TestScreenshots makes is in
+// docs/screenshots and shown in the README, so `make screenshots` is the
+// whole of keeping them current.
+func TestScreenshotsAreInTheREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"chat-1280-light", "chat-1280-dark", "chat-390-light", "chat-390-dark"} {
+		path := "docs/screenshots/" + name + ".png"
+		if fi, err := os.Stat(filepath.Join("..", path)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v (run make screenshots)", path, err)
+		}
+		if !strings.Contains(string(readme), "]("+path+")") {
+			t.Errorf("the README does not show %s", path)
+		}
+	}
 }

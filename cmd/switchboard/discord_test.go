@@ -88,6 +88,20 @@ func launchDaemon(t *testing.T, cfg string, env map[string]string, setup []func(
 	return d
 }
 
+// readyLine waits for the daemon's "switchboard ready" log line, which it
+// writes after /readyz starts answering 200, and returns the log so far.
+func (d *runningDaemon) readyLine(t *testing.T) string {
+	t.Helper()
+	var logs string
+	if !eventually(10*time.Second, func() bool {
+		logs = d.tc.err.String()
+		return strings.Contains(logs, `"msg":"switchboard ready"`)
+	}) {
+		t.Fatalf("no switchboard ready line in the log:\n%s", logs)
+	}
+	return logs
+}
+
 // cli returns a CLI with the daemon's environment and setup, for commands
 // that reach it.
 func (d *runningDaemon) cli() *testCLI {

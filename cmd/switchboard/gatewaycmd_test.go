@@ -119,7 +119,7 @@ agents:
 	// The daemon's log names the command as typed, with --config.
 	d := launchDaemon(t, cfg, nil, []func(*testCLI){func(tc *testCLI) { tc.program = "bin/switchboard" }})
 	want := "bin/switchboard gateway token --config " + cfg
-	logs := d.tc.err.String()
+	logs := d.readyLine(t)
 	if !strings.Contains(logs, `"msg":"generated a gateway token; clients must send it in their connect request. Print it with: `+want+`"`) ||
 		!strings.Contains(logs, `"tokenCommand":"`+want+`"`) {
 		t.Errorf("the daemon's log does not name %q:\n%s", want, logs)

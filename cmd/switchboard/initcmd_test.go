@@ -121,7 +121,7 @@ func TestRunPrintsASignInLink(t *testing.T) {
 	}
 	cfg := filepath.Join(home, ".switchboard", "config.yaml")
 	d := launchDaemon(t, cfg, nil, []func(*testCLI){func(tc *testCLI) { tc.home = home }})
-	logs := d.tc.err.String()
+	logs := d.readyLine(t)
 	want := `"signInURL":"http://127.0.0.1:` + strconv.Itoa(port) + `/#login=`
 	if !strings.Contains(logs, want) || !strings.Contains(logs, `"signInURLExpires":"15m0s"`) {
 		t.Errorf("the ready line lacks %s:\n%s", want, logs)
