@@ -14,7 +14,11 @@
 //     starting with "x-", which hold YAML anchors (&name) for reuse;
 //   - validate: enumerations (a value near a valid one gets a "did you
 //     mean"), `min`/`max` tags, and each struct's Validate
-//     method (see core.FieldError).
+//     method (see core.FieldError);
+//   - for a run (ForRun, what Parse and Load do): every model provider a
+//     model reference uses has the API key its endpoint needs. Reading for
+//     management (ForManagement) skips this, and lets a provider's apiKey
+//     reference an unset variable: those commands call no model.
 //
 // Every problem is reported, not only the first, as Errors of the form
 // "file:line:col: key.path: message".
@@ -221,35 +225,17 @@ func Default() Config {
 // configured providers.
 func (c Config) Validate() error {
 	var errs []error
-	ref := func(path, s string) {
-		r, err := core.ParseModelRef(s)
-		if err != nil {
-			errs = append(errs, core.FieldErrorf(path, err.Error()))
-			return
-		}
-		if _, ok := c.Models.Providers[r.Provider]; !ok {
-			errs = append(errs, core.FieldErrorf(path, fmt.Sprintf("provider %q is not configured under models.providers (%s)", r.Provider, describeKeys(c.Models.Providers))))
-		}
-	}
 	if c.Agents.Defaults.Model.Primary == "" {
 		errs = append(errs, core.FieldErrorf("agents.defaults.model.primary", `required: the model that answers, as "<provider>/<model>", for example "echo/echo"`))
-	} else {
-		ref("agents.defaults.model.primary", c.Agents.Defaults.Model.Primary)
 	}
-	for i, fb := range c.Agents.Defaults.Model.Fallbacks {
-		ref(fmt.Sprintf("agents.defaults.model.fallbacks[%d]", i), fb)
-	}
-	if m := c.Agents.Defaults.Heartbeat.Model; m != "" {
-		ref("agents.defaults.heartbeat.model", m)
-	}
-	for i, a := range c.Agents.List {
-		if a.Heartbeat != nil && a.Heartbeat.Model != "" {
-			ref(fmt.Sprintf("agents.list[%d].heartbeat.model", i), a.Heartbeat.Model)
+	for _, u := range c.modelUses() {
+		r, err := core.ParseModelRef(u.ref)
+		if err != nil {
+			errs = append(errs, core.FieldErrorf(u.path, err.Error()))
+			continue
 		}
-	}
-	for i, j := range c.Cron.Jobs {
-		if j.Payload.Model != "" {
-			ref(fmt.Sprintf("cron.jobs[%d].payload.model", i), j.Payload.Model)
+		if _, ok := c.Models.Providers[r.Provider]; !ok {
+			errs = append(errs, core.FieldErrorf(u.path, fmt.Sprintf("provider %q is not configured under models.providers (%s)", r.Provider, describeKeys(c.Models.Providers))))
 		}
 	}
 	c.checkTargets(func(path, msg string) { errs = append(errs, core.FieldErrorf(path, msg)) })
@@ -271,27 +257,44 @@ func describeKeys[V any](m map[string]V) string {
 	return "configured: " + strings.Join(keys, ", ")
 }
 
-// Parse reads a configuration from data. name labels positions in errors
-// (usually the file path). lookup resolves ${VAR} references; nil means
-// os.LookupEnv. On any problem it returns Errors listing all of them.
+// Parse reads a configuration from data to run it (ForRun). name labels
+// positions in errors (usually the file path). lookup resolves ${VAR}
+// references; nil means os.LookupEnv. On any problem it returns Errors
+// listing all of them.
 func Parse(name string, data []byte, lookup LookupEnv) (*Config, error) {
+	return ParseFor(name, data, lookup, ForRun)
+}
+
+// ParseFor is Parse for use: ForRun checks the API keys of the models the
+// configuration uses, ForManagement leaves them alone.
+func ParseFor(name string, data []byte, lookup LookupEnv, use Use) (*Config, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	cfg := Default()
-	if errs := decodeAndCheck(name, data, lookup, &cfg); len(errs) > 0 {
+	env := envOptions{deferred: isModelKeyPath, seen: map[string]envValue{}}
+	var more func(report func(path, msg string))
+	if use == ForRun {
+		more = func(report func(path, msg string)) { cfg.checkModelKeys(lookup, env.seen, report) }
+	}
+	if errs := decodeAndCheckWith(name, data, lookup, env, more, &cfg); len(errs) > 0 {
 		return nil, errs
 	}
 	return &cfg, nil
 }
 
-// Load reads and parses the configuration file at path.
+// Load reads and parses the configuration file at path to run it (ForRun).
 func Load(path string, lookup LookupEnv) (*Config, error) {
+	return LoadFor(path, lookup, ForRun)
+}
+
+// LoadFor is Load for use (see ParseFor).
+func LoadFor(path string, lookup LookupEnv, use Use) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", path, errors.Unwrap(err))
 	}
-	return Parse(path, data, lookup)
+	return ParseFor(path, data, lookup, use)
 }
 
 // ErrNotFound is returned by Find when no configuration file exists in any

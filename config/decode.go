@@ -51,6 +51,7 @@ type pos struct{ line, col int }
 type decoder struct {
 	file      string
 	lookup    LookupEnv
+	env       envOptions
 	errs      Errors
 	anchors   map[string]ast.Node
 	positions map[string]pos // key path → position of its value
@@ -63,12 +64,14 @@ const maxDepth = 100
 
 // decodeYAML parses data and decodes it onto out, which holds the defaults.
 // Keys absent from the file keep their default; a null value also keeps it.
-func decodeYAML(file string, data []byte, lookup LookupEnv, out any) (map[string]pos, Errors) {
+// env says which keys may reference unset variables.
+func decodeYAML(file string, data []byte, lookup LookupEnv, env envOptions, out any) (map[string]pos, Errors) {
 	d, body, errs := parseDocument(file, data)
 	if errs != nil {
 		return nil, errs
 	}
 	d.lookup = lookup
+	d.env = env
 	if body == nil {
 		return d.positions, nil
 	}
@@ -408,6 +411,15 @@ func (d *decoder) scalarTextRef(n ast.Node, path string) (text string, fromEnv, 
 		return "", false, false
 	}
 	out, referenced, err := expandEnv(raw, d.lookup)
+	if d.env.deferred != nil && d.env.deferred(path) {
+		if referenced {
+			d.env.seen[path] = envValue{names: envNames(raw), err: err}
+		}
+		if err != nil {
+			// The caller judges the unset variable (see envOptions).
+			out, _, err = expandEnv(raw, unsetAsEmpty(d.lookup))
+		}
+	}
 	if err != nil {
 		d.errorf(n, path, "%s", err.Error())
 		return "", referenced, false

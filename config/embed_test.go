@@ -225,7 +225,7 @@ func TestEmbeddedKeyProblemsAreFlatAndPositioned(t *testing.T) {
 
 func TestEmbeddedKeyPositionsHaveNoTypeSegment(t *testing.T) {
 	var calls embedCalls
-	positions, errs := decodeYAML("test.yaml", []byte("deep:\n  mode: fast\n  allowFrom: [a]\n  nested: {depth: 1}\n"), env(), newEmbedFile(&calls))
+	positions, errs := decodeYAML("test.yaml", []byte("deep:\n  mode: fast\n  allowFrom: [a]\n  nested: {depth: 1}\n"), env(), envOptions{}, newEmbedFile(&calls))
 	if errs != nil {
 		t.Fatal(errs)
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -75,4 +76,58 @@ func validEnvName(name string) bool {
 		}
 	}
 	return true
+}
+
+// envOptions let a caller judge unset variables at some keys itself,
+// instead of the decoder refusing them: a model provider's apiKey matters
+// only to a process that calls that model (see Use).
+type envOptions struct {
+	// deferred reports a key path whose unset variables read as empty
+	// rather than failing; nil defers none.
+	deferred func(path string) bool
+	// seen receives what each deferred key that references the
+	// environment referenced; it must not be nil when deferred is not.
+	seen map[string]envValue
+}
+
+// envValue is what a value written at a deferred key took from the
+// environment.
+type envValue struct {
+	// names are the variables it references, in the order written.
+	names []string
+	// err is the error the value would have failed with (a variable unset
+	// and no default); nil if none.
+	err error
+}
+
+// envNames lists the variables s references, in order, each once.
+func envNames(s string) []string {
+	var names []string
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$${"):
+			i += 3
+		case strings.HasPrefix(s[i:], "${"):
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return names
+			}
+			name, _, _ := strings.Cut(s[i+2:i+end], ":-")
+			if validEnvName(name) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			i += end + 1
+		default:
+			i++
+		}
+	}
+	return names
+}
+
+// unsetAsEmpty is lookup with every unset variable set to "".
+func unsetAsEmpty(lookup LookupEnv) LookupEnv {
+	return func(name string) (string, bool) {
+		v, _ := lookup(name)
+		return v, true
+	}
 }

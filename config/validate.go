@@ -15,10 +15,20 @@ import (
 // that holds the defaults, and checks the result: Parse for any struct.
 // It returns every problem, in file order.
 func decodeAndCheck(name string, data []byte, lookup LookupEnv, out any) Errors {
-	positions, errs := decodeYAML(name, data, lookup, out)
+	return decodeAndCheckWith(name, data, lookup, envOptions{}, nil, out)
+}
+
+// decodeAndCheckWith is decodeAndCheck with env saying which keys may
+// reference unset variables, and more, when not nil, reporting further
+// problems by key path once out is decoded.
+func decodeAndCheckWith(name string, data []byte, lookup LookupEnv, env envOptions, more func(report func(path, msg string)), out any) Errors {
+	positions, errs := decodeYAML(name, data, lookup, env, out)
 	if positions != nil {
 		c := &checker{file: name, positions: positions}
 		c.walk(reflectValue(out), "")
+		if more != nil {
+			more(c.at)
+		}
 		errs = append(errs, c.errs...)
 	}
 	if len(errs) > 0 {

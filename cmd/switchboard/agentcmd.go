@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/agent"
 )
@@ -38,7 +39,7 @@ your own words.`,
 				fmt.Fprintln(c.stderr, "switchboard agent: --message is required, e.g. switchboard agent -m \"hello\"")
 				return exitUsage
 			}
-			cfg, configPath, code := c.loadConfig(g.config)
+			cfg, configPath, code := c.loadConfig(g.config, config.ForRun)
 			if cfg == nil {
 				return code
 			}

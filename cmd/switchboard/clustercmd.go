@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/cluster"
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/store"
 )
 
@@ -34,7 +35,7 @@ instance, and the command says so.`,
 				fmt.Fprintf(c.stderr, "switchboard cluster status: takes no arguments\n")
 				return exitUsage
 			}
-			cfg, path, code := c.loadConfig(g.config)
+			cfg, path, code := c.loadConfig(g.config, config.ForManagement)
 			if cfg == nil {
 				return code
 			}

@@ -15,7 +15,8 @@ func configCheckCommand() *command {
 		args:    "[file]",
 		summary: "validate a configuration file and report every problem",
 		help: `Reads the configuration (the file argument, else --config, else the default
-search order), expands ${VAR} references from the environment and validates it.
+search order), expands ${VAR} references from the environment and validates it,
+as run does: each model in use must have the API key its endpoint needs.
 Prints each problem as file:line:col: key.path: message. Exit code 2 when the
 file has problems.`,
 		run: func(_ context.Context, c *cli, g *globalFlags, args []string) int {
@@ -27,7 +28,7 @@ file has problems.`,
 			if len(args) == 1 {
 				path = args[0]
 			}
-			cfg, path, code := c.loadConfig(path)
+			cfg, path, code := c.loadConfig(path, config.ForRun)
 			if cfg == nil {
 				return code
 			}
@@ -59,13 +60,11 @@ its type, default and documentation. Editors use it for completion and checks.`,
 	}
 }
 
-// loadConfig finds and loads the configuration, printing problems to
-// stderr. On failure it returns a nil config and the exit code to use.
-// loadConfigAndState loads the configuration and resolves its state
-// directory; a nil configuration means exit with code (the error is
+// loadConfigAndState loads the configuration for use and resolves its
+// state directory; a nil configuration means exit with code (the error is
 // printed).
-func (c *cli) loadConfigAndState(explicit string) (cfg *config.Config, path, stateDir string, code int) {
-	cfg, path, code = c.loadConfig(explicit)
+func (c *cli) loadConfigAndState(explicit string, use config.Use) (cfg *config.Config, path, stateDir string, code int) {
+	cfg, path, code = c.loadConfig(explicit, use)
 	if cfg == nil {
 		return nil, "", "", code
 	}
@@ -77,13 +76,18 @@ func (c *cli) loadConfigAndState(explicit string) (cfg *config.Config, path, sta
 	return cfg, path, stateDir, 0
 }
 
-func (c *cli) loadConfig(explicit string) (*config.Config, string, int) {
+// loadConfig finds and loads the configuration for use: config.ForRun for
+// a command that calls models (run, agent, config check), which then needs
+// their API keys; config.ForManagement for one that manages the daemon or
+// its state, which does not. It prints problems to stderr; on failure it
+// returns a nil config and the exit code to use.
+func (c *cli) loadConfig(explicit string, use config.Use) (*config.Config, string, int) {
 	path, err := config.Find(explicit, c.lookup, c.home)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "switchboard: %v\n", err)
 		return nil, "", exitUsage
 	}
-	cfg, err := config.Load(path, c.lookup)
+	cfg, err := config.LoadFor(path, c.lookup, use)
 	if err != nil {
 		var problems config.Errors
 		if errors.As(err, &problems) {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/gateway/client"
 	"github.com/switchboardhq/switchboard/gateway/protocol"
@@ -501,7 +502,7 @@ func writeCronRuns(w io.Writer, runs []heartbeat.RunRecord) {
 // cron connects to the running daemon and runs fn; cron jobs live in the
 // daemon's scheduler, so without a daemon there is nothing to do.
 func (c *cli) cron(ctx context.Context, g *globalFlags, fn func(context.Context, *client.Client) error) int {
-	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config, config.ForManagement)
 	if cfg == nil {
 		return code
 	}

@@ -94,7 +94,7 @@ type deviceOps interface {
 }
 
 func (c *cli) devices(ctx context.Context, g *globalFlags, fn func(context.Context, deviceOps) error) int {
-	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config, config.ForManagement)
 	if cfg == nil {
 		return code
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/gateway/auth"
 	"github.com/switchboardhq/switchboard/store"
@@ -33,7 +34,7 @@ token: the command says so and exits with code 1.`,
 				fmt.Fprintf(c.stderr, "switchboard gateway token: takes no arguments\n")
 				return exitUsage
 			}
-			cfg, path, code := c.loadConfig(g.config)
+			cfg, path, code := c.loadConfig(g.config, config.ForManagement)
 			if cfg == nil {
 				return code
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/bridges"
 	"github.com/switchboardhq/switchboard/channels"
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/gateway"
 	"github.com/switchboardhq/switchboard/gateway/client"
@@ -177,7 +178,7 @@ func closeBridge(b bridges.Bridge) {
 // linking loads the configuration, dials the daemon if it runs, and runs
 // fn; it turns fn's error into exit 1.
 func (c *cli) linking(ctx context.Context, g *globalFlags, d bridges.Descriptor, verb string, fn func(context.Context, *linkOps) error) int {
-	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config, config.ForManagement)
 	if cfg == nil {
 		return code
 	}

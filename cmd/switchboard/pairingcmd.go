@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/internal/suggest"
 
 	"github.com/switchboardhq/switchboard/channels"
@@ -128,7 +129,7 @@ type pairingOps interface {
 }
 
 func (c *cli) pairing(ctx context.Context, g *globalFlags, fn func(context.Context, pairingOps) error) int {
-	cfg, _, stateDir, code := c.loadConfigAndState(g.config)
+	cfg, _, stateDir, code := c.loadConfigAndState(g.config, config.ForManagement)
 	if cfg == nil {
 		return code
 	}

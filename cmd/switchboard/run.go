@@ -46,7 +46,7 @@ func runDaemon(ctx context.Context, c *cli, g *globalFlags, args []string) int {
 		fmt.Fprintf(c.stderr, "switchboard run: takes no arguments, got %q\n", args)
 		return exitUsage
 	}
-	cfg, path, stateDir, code := c.loadConfigAndState(g.config)
+	cfg, path, stateDir, code := c.loadConfigAndState(g.config, config.ForRun)
 	if cfg == nil {
 		return code
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/core"
 	"github.com/switchboardhq/switchboard/core/transcript"
 	"github.com/switchboardhq/switchboard/store"
@@ -37,7 +38,7 @@ files under the state directory, and the command says where.`,
 				fmt.Fprintf(c.stderr, "switchboard transcripts export: takes no arguments (use --session and --out)\n")
 				return exitUsage
 			}
-			cfg, path, code := c.loadConfig(g.config)
+			cfg, path, code := c.loadConfig(g.config, config.ForManagement)
 			if cfg == nil {
 				return code
 			}

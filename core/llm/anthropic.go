@@ -19,6 +19,7 @@ import (
 type Anthropic struct {
 	name    string
 	apiKey  string
+	noKey   missingKey // set when the endpoint needs a key and none is set
 	url     string
 	header  http.Header
 	client  *http.Client
@@ -53,6 +54,7 @@ func NewAnthropic(name string, cfg ProviderConfig, opts ProviderOptions) *Anthro
 	return &Anthropic{
 		name:   name,
 		apiKey: cfg.APIKey,
+		noKey:  missingKeyOf(cfg),
 		url:    strings.TrimRight(base, "/") + "/v1/messages",
 		header: h,
 		client: httpClient(opts),
@@ -70,6 +72,9 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, emit func(core.Ass
 	b := NewMessageBuilder(APIAnthropicMessages, p.name, req.Model, now, emit)
 	b.Start()
 	src := errorSource{provider: p.name, model: req.Model.ID, apiKey: p.apiKey, now: now}
+	if p.noKey != (missingKey{}) {
+		return b.Fail(src.missingKey(p.noKey))
+	}
 	params, err := anthropicParams(req)
 	if err == nil {
 		var body []byte

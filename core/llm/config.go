@@ -59,7 +59,10 @@ type ProviderConfig struct {
 	// endpoint.
 	BaseURL string `json:"baseUrl,omitempty" secretURL:"apiKey"`
 	// APIKey authenticates with the provider. Write it as
-	// "${ANTHROPIC_API_KEY}" so the secret stays in the environment.
+	// "${ANTHROPIC_API_KEY}" so the secret stays in the environment. When a
+	// model reference uses this provider and it is the vendor's endpoint
+	// (no baseUrl), `switchboard run` and `config check` refuse an empty
+	// key; commands that manage the daemon never need it.
 	APIKey string `json:"apiKey,omitempty" config:"secret"`
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string `json:"headers,omitempty"`
@@ -94,6 +97,61 @@ type ModelCost struct {
 	CacheRead float64 `json:"cacheRead,omitempty" min:"0"`
 	// CacheWrite is the price of a million tokens written to the prompt cache.
 	CacheWrite float64 `json:"cacheWrite,omitempty" min:"0"`
+}
+
+// VendorHost returns the host of the vendor's public endpoint the provider
+// speaks to, api.anthropic.com or api.openai.com, or "" when baseUrl names
+// another server or the API needs no network.
+func (p ProviderConfig) VendorHost() string {
+	var public string
+	switch p.API {
+	case APIAnthropicMessages:
+		public = anthropicBaseURL
+	case APIOpenAICompletions:
+		public = openaiBaseURL
+	default:
+		return ""
+	}
+	base := p.BaseURL
+	if base == "" {
+		base = public
+	}
+	u, err := url.Parse(base)
+	pu, _ := url.Parse(public)
+	if err != nil || !strings.EqualFold(u.Hostname(), pu.Hostname()) {
+		return ""
+	}
+	return pu.Hostname()
+}
+
+// KeyVariable returns the environment variable the vendor's own tools read
+// the key from, ANTHROPIC_API_KEY or OPENAI_API_KEY, to suggest when the
+// configuration names none; "" for the echo API.
+func (p ProviderConfig) KeyVariable() string {
+	switch p.API {
+	case APIAnthropicMessages:
+		return "ANTHROPIC_API_KEY"
+	case APIOpenAICompletions:
+		return "OPENAI_API_KEY"
+	}
+	return ""
+}
+
+// KeyRequired reports whether calls to the provider fail without an API
+// key: it speaks to the vendor's public endpoint (VendorHost), which
+// refuses a request without one, and no header in Headers carries a
+// credential instead. A server of one's own (Ollama, vLLM) may need none.
+func (p ProviderConfig) KeyRequired() bool {
+	if p.VendorHost() == "" {
+		return false
+	}
+	for k := range p.Headers {
+		switch strings.ToLower(k) {
+		case "authorization", "x-api-key", "api-key":
+			return false
+		}
+	}
+	return true
 }
 
 // Validate reports providers without an api, malformed base URLs and models

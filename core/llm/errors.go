@@ -119,6 +119,35 @@ func (s errorSource) truncated(what string) *Error {
 	}
 }
 
+// missingKey is the error for a call to host, a vendor's endpoint, with no
+// API key: the vendor would refuse it (HTTP 401), so it is not sent, and a
+// retry cannot help (issue 26, finding 5).
+func (s errorSource) missingKey(k missingKey) *Error {
+	return &Error{
+		Kind:     ErrorUnknown,
+		Provider: s.provider,
+		Model:    s.model,
+		Message: fmt.Sprintf("no API key: models.providers.%s.apiKey is empty and %s refuses requests without one; "+
+			"write apiKey: ${%s}, export %s=<your key> and restart", s.provider, k.host, k.variable, k.variable),
+	}
+}
+
+// missingKey describes a provider's missing API key: the host that needs
+// it and the variable to suggest. The zero value means no key is missing.
+type missingKey struct {
+	host, variable string
+}
+
+// missingKeyOf returns what cfg lacks when its endpoint needs an API key
+// and cfg has none (see ProviderConfig.KeyRequired); the zero value if
+// nothing.
+func missingKeyOf(cfg ProviderConfig) missingKey {
+	if cfg.APIKey != "" || !cfg.KeyRequired() {
+		return missingKey{}
+	}
+	return missingKey{host: cfg.VendorHost(), variable: cfg.KeyVariable()}
+}
+
 // refusal is the error for a response the model declined to give.
 func (s errorSource) refusal(msg string) *Error {
 	return &Error{Kind: ErrorRefusal, Provider: s.provider, Model: s.model, Message: msg}

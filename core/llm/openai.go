@@ -23,6 +23,7 @@ import (
 type OpenAI struct {
 	name                string
 	apiKey              string
+	noKey               missingKey // set when the endpoint needs a key and none is set
 	url                 string
 	header              http.Header
 	client              *http.Client
@@ -54,6 +55,7 @@ func NewOpenAI(name string, cfg ProviderConfig, opts ProviderOptions) *OpenAI {
 	return &OpenAI{
 		name:                name,
 		apiKey:              cfg.APIKey,
+		noKey:               missingKeyOf(cfg),
 		url:                 strings.TrimRight(base, "/") + "/chat/completions",
 		header:              h,
 		client:              httpClient(opts),
@@ -81,6 +83,9 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, emit func(core.Assist
 	b := NewMessageBuilder(APIOpenAICompletions, p.name, req.Model, now, emit)
 	b.Start()
 	src := errorSource{provider: p.name, model: req.Model.ID, apiKey: p.apiKey, now: now}
+	if p.noKey != (missingKey{}) {
+		return b.Fail(src.missingKey(p.noKey))
+	}
 	params, err := openaiParams(req, p.maxCompletionTokens)
 	var body []byte
 	if err == nil {
