@@ -149,49 +149,53 @@ func detailCode(reason string) string {
 	return protocol.DetailAuthUnauthorized
 }
 
-// ConnectFailureMessage is OpenClaw's human-readable message for a failed
-// connect (formatGatewayAuthFailureMessage), with a hint chosen by client:
-// CLI clients are told which config key to set, browser UIs where to paste
-// the token, others what to provide.
+// ConnectFailureMessage is the human-readable message for a failed
+// connect, in Switchboard's words (issue 26, finding 8): what was wrong,
+// and where the right credential comes from, worded for the client: a
+// browser is told to paste the token, a command-line client which
+// configuration it reads. It never holds a credential. OpenClaw's clients
+// decide from ConnectErrorDetails, not from this text.
 func ConnectFailureMessage(f ConnectFailure) string {
 	isCLI := f.Client.Mode == protocol.ModeCLI
 	isUI := f.Client.ID == protocol.ClientControlUI || f.Client.ID == protocol.ClientWebchatUI ||
 		f.Client.Mode == protocol.ModeWebchat
-	tokenHint, passwordHint := "provide gateway auth token", "provide gateway auth password"
+	const where = `"switchboard gateway token" prints it on the gateway's machine`
+	tokenHint := "send the gateway's token; " + where
+	passwordHint := "send the password set in gateway.auth.password of the gateway's configuration"
 	switch {
 	case isCLI:
-		tokenHint = "set gateway.remote.token to match gateway.auth.token"
-		passwordHint = "set gateway.remote.password to match gateway.auth.password"
+		tokenHint = where + "; run this command with the daemon's --config, so that both read the same token"
+		passwordHint = "run this command with the daemon's --config, so that both read the same gateway.auth.password"
 	case isUI:
-		tokenHint = "open the dashboard URL and paste the token in Control UI settings"
-		passwordHint = "enter the password in Control UI settings"
+		tokenHint = "paste the token; " + where
+		passwordHint = "enter the password set in gateway.auth.password of the gateway's configuration"
 	}
 	switch f.Reason {
 	case FailTokenMissing:
-		return "unauthorized: gateway token missing (" + tokenHint + ")"
+		return "unauthorized: no gateway token was given: " + tokenHint
 	case FailTokenMismatch:
-		return "unauthorized: gateway token mismatch (" + tokenHint + ")"
+		return "unauthorized: wrong gateway token: " + tokenHint
 	case FailTokenNotConfigured:
-		return "unauthorized: gateway token not configured on gateway (set gateway.auth.token)"
+		return "unauthorized: the gateway has no token to check against: set gateway.auth.token in its configuration"
 	case FailPasswordMissing:
-		return "unauthorized: gateway password missing (" + passwordHint + ")"
+		return "unauthorized: no gateway password was given: " + passwordHint
 	case FailPasswordMismatch:
-		return "unauthorized: gateway password mismatch (" + passwordHint + ")"
+		return "unauthorized: wrong gateway password: " + passwordHint
 	case FailPasswordNotConfigured:
-		return "unauthorized: gateway password not configured on gateway (set gateway.auth.password)"
+		return "unauthorized: the gateway has no password to check against: set gateway.auth.password in its configuration"
 	case FailRateLimited:
-		return "unauthorized: too many failed authentication attempts (retry later)"
+		return "unauthorized: too many failed attempts from this address: wait, then try again with the right credential"
 	case FailDeviceTokenMismatch:
-		return "unauthorized: device token mismatch (rotate/reissue device token)"
+		return "unauthorized: this device's token is not valid here (revoked, or from another gateway): connect with the gateway token to get a new one; " + where
 	}
 	provided := authProvided(f.Auth)
 	switch {
 	case f.Mode == ModeToken && provided == "none":
-		return "unauthorized: gateway token missing (" + tokenHint + ")"
+		return "unauthorized: no gateway token was given: " + tokenHint
 	case f.Mode == ModeToken && provided == "device-token":
-		return "unauthorized: device token rejected (pair/repair this device, or provide gateway token)"
+		return "unauthorized: this device's token was refused: connect with the gateway token to pair it again; " + where
 	case f.Mode == ModePassword && provided == "none":
-		return "unauthorized: gateway password missing (" + passwordHint + ")"
+		return "unauthorized: no gateway password was given: " + passwordHint
 	}
 	return "unauthorized"
 }
