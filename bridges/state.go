@@ -1,6 +1,7 @@
 package bridges
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -57,6 +58,12 @@ type Status struct {
 	State State
 	// LastError is the last failure, without secrets ("" when none).
 	LastError string
+	// Summary says LastError in a few words ("cannot reach
+	// api.telegram.org", "token refused"; see Summarize).
+	Summary string
+	// RetryAt is when the bridge next tries to connect, as its last
+	// failure said (RetryIn); zero when none is due.
+	RetryAt time.Time
 	// Since is when State was entered.
 	Since time.Time
 	// LastInboundAt and LastOutboundAt are when a message last arrived and
@@ -83,17 +90,25 @@ func NewTracker(channel, accountID string, now func() time.Time, onChange func(S
 	return &Tracker{st: Status{Channel: channel, AccountID: accountID, State: StateStarting, Since: now()}, now: now, on: onChange}
 }
 
-// Set enters state s. err, when not nil, becomes LastError; a connected
-// state keeps the previous LastError for the record. Setting the current
-// state again only updates LastError.
+// Set enters state s. err, when not nil, becomes LastError, with its
+// Summary; a connected state keeps the previous LastError for the record.
+// RetryAt comes from err (RetryIn), and is cleared by a report without
+// one. Setting the current state again only updates LastError, Summary
+// and RetryAt.
 func (t *Tracker) Set(s State, err error) {
 	t.mu.Lock()
+	now := t.now()
 	changed := t.st.State != s
 	if changed {
-		t.st.State, t.st.Since = s, t.now()
+		t.st.State, t.st.Since = s, now
 	}
 	if err != nil {
-		t.st.LastError = err.Error()
+		t.st.LastError, t.st.Summary = err.Error(), Summarize(s, err)
+	}
+	t.st.RetryAt = time.Time{}
+	var re *RetryError
+	if errors.As(err, &re) {
+		t.st.RetryAt = now.Add(re.Delay)
 	}
 	st := t.st
 	t.mu.Unlock()

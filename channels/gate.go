@@ -2,6 +2,7 @@ package channels
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -88,9 +89,13 @@ func (g *Gate) State(s bridges.State, err error) {
 	if g.Log == nil || !g.changed(s, err) {
 		return
 	}
-	if err != nil {
+	var retry *bridges.RetryError
+	switch {
+	case errors.As(err, &retry):
+		g.Log.Warn("bridge state", "channel", g.Channel, "state", string(s), "err", err, "retryIn", retry.Delay.Round(time.Millisecond))
+	case err != nil:
 		g.Log.Warn("bridge state", "channel", g.Channel, "state", string(s), "err", err)
-	} else {
+	default:
 		g.Log.Info("bridge state", "channel", g.Channel, "state", string(s))
 	}
 }

@@ -101,7 +101,6 @@ type unit struct {
 	// Guarded by Supervisor.mu.
 	run       *runState // the running loop, nil while stopped
 	restarts  int
-	retryAt   time.Time
 	lastRun   *runState // the loop that ran last, for Close
 	reported  bridges.State
 	connected bool // the current Start reported StateConnected at some point
@@ -297,7 +296,7 @@ func (s *Supervisor) startLocked(u *unit) error {
 	ctx, cancel := context.WithCancel(s.base)
 	rs := &runState{cancel: cancel, done: make(chan struct{})}
 	prev := u.lastRun
-	u.run, u.lastRun, u.retryAt = rs, rs, time.Time{}
+	u.run, u.lastRun = rs, rs
 	go s.loop(ctx, u, rs, prev)
 	return nil
 }
@@ -346,17 +345,14 @@ func (s *Supervisor) loop(ctx context.Context, u *unit, rs *runState, prev *runS
 		delay := s.opts.Backoff.Delay(attempt)
 		s.mu.Lock()
 		u.restarts++
-		u.retryAt = s.opts.Now().Add(delay)
 		s.mu.Unlock()
-		s.setState(u, bridges.StateTransientDisconnect, fmt.Errorf("%w (restarting in %s)", err, delay.Round(time.Millisecond)))
+		s.setState(u, bridges.StateTransientDisconnect,
+			bridges.RetryIn(fmt.Errorf("%w (restarting in %s)", err, delay.Round(time.Millisecond)), delay))
 		s.log.Info("restarting bridge", "channel", u.desc.Channel, "in", delay.Round(time.Millisecond), "err", err)
 		if !s.opts.Sleep(ctx, delay) {
 			s.finish(u, rs, bridges.StateStopped, nil)
 			return
 		}
-		s.mu.Lock()
-		u.retryAt = time.Time{}
-		s.mu.Unlock()
 	}
 }
 
@@ -366,7 +362,6 @@ func (s *Supervisor) finish(u *unit, rs *runState, st bridges.State, err error) 
 	if u.run == rs {
 		u.run = nil
 	}
-	u.retryAt = time.Time{}
 	s.mu.Unlock()
 	s.setState(u, st, err)
 }
@@ -528,7 +523,9 @@ func (s *Supervisor) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// BridgeStatus is one bridge as the supervisor reports it.
+// BridgeStatus is one bridge as the supervisor reports it. Its RetryAt
+// is when the bridge next tries to connect: the supervisor's next restart,
+// or the bridge's own next attempt (see bridges.RetryIn).
 type BridgeStatus struct {
 	bridges.Status
 	// Label is the platform's display name.
@@ -538,8 +535,6 @@ type BridgeStatus struct {
 	Running bool
 	// Restarts counts the Starts the supervisor made after a failure.
 	Restarts int
-	// RetryAt is when the next restart is due; zero when none is.
-	RetryAt time.Time
 }
 
 // Statuses reports every bridge, in the order they were added: the state
@@ -562,7 +557,7 @@ func (s *Supervisor) Statuses() []BridgeStatus {
 			st.LastOutboundAt = own.LastOutboundAt
 		}
 		out = append(out, BridgeStatus{Status: st, Label: u.desc.DisplayName(), Running: u.run != nil,
-			Restarts: u.restarts, RetryAt: u.retryAt})
+			Restarts: u.restarts})
 	}
 	return out
 }

@@ -148,13 +148,20 @@ type ChannelStatus struct {
 	Running bool `json:"running"`
 	// Connected reports a live platform connection.
 	Connected bool `json:"connected"`
-	// LastError is the last failure, without secrets.
+	// LastError is the last failure, without secrets, in full: the
+	// detail behind LastErrorSummary.
 	LastError string `json:"lastError,omitempty"`
+	// LastErrorSummary says LastError in a few words a person reads
+	// ("cannot reach proxy.example:443", "token refused", "rate
+	// limited"), naming the host the bridge actually used. A
+	// Switchboard member; OpenClaw's clients read lastError.
+	LastErrorSummary string `json:"lastErrorSummary,omitempty"`
 	// Restarts counts the times the bridge was started again after a
 	// failure (OpenClaw's reconnectAttempts).
 	Restarts int `json:"reconnectAttempts"`
-	// RetryAt is when the next restart is due, in Unix ms; absent when
-	// none is.
+	// RetryAt is when the bridge next tries to connect, in Unix ms: the
+	// next restart, or the bridge's own next attempt after a failure;
+	// absent when none is due.
 	RetryAt int64 `json:"retryAt,omitempty"`
 	// LastInboundAt is the last message received, in Unix ms.
 	LastInboundAt int64 `json:"lastInboundAt,omitempty"`

@@ -184,7 +184,7 @@ func (b *Bridge) backfill(ctx context.Context) {
 		for range backfillPages {
 			page, err := b.api.ChannelMessages(ch, 100, "", last, "", discordgo.WithContext(ctx))
 			if err != nil {
-				b.opts.Log.Warn("discord: backfill failed", "channel", ch, "err", redact(err, b.opts.Token))
+				b.opts.Log.Warn("discord: backfill failed", "channel", ch, "err", b.apiErr(err))
 				break
 			}
 			slices.SortFunc(page, func(x, y *discordgo.Message) int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -90,6 +91,7 @@ type Bridge struct {
 	opts        Options
 	mediaClient *http.Client
 	api         *discordgo.Session // REST only; the gateway is gateway
+	apiBase     *url.URL           // apiUrl; nil for Discord's own
 	gw          *gateway
 	tracker     *bridges.Tracker
 	mentions    bridges.Mentions
@@ -167,15 +169,16 @@ func New(opts Options) (*Bridge, error) {
 		return nil, fmt.Errorf("discord: %w", err)
 	}
 	api.Client = opts.HTTPClient
+	var apiBase *url.URL
 	if opts.APIURL != "" {
-		if api.Client, err = rebased(opts.HTTPClient, opts.APIURL); err != nil {
+		if api.Client, apiBase, err = rebased(opts.HTTPClient, opts.APIURL); err != nil {
 			return nil, fmt.Errorf("discord: %w", err)
 		}
 	}
 	api.LogLevel = -1 // discordgo's own logging goes nowhere
 	b := &Bridge{
 		mediaClient: bridges.MediaClient(opts.MediaClient, opts.MaxMediaBytes),
-		opts:        opts, api: api, mentions: mentions,
+		opts:        opts, api: api, apiBase: apiBase, mentions: mentions,
 		tracker:  bridges.NewTracker(Channel, opts.AccountID, opts.Now, nil),
 		channels: map[string]channelInfo{}, botRoles: map[string][]string{}, lastSeen: map[string]string{}, stored: map[string]bool{},
 	}
@@ -245,8 +248,9 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			b.setState(bridges.StateBadCredentials, err)
 			return err
 		}
-		b.setState(bridges.StateTransientDisconnect, fmt.Errorf("discord: GET /users/@me: %w", redact(err, b.opts.Token)))
-		if !b.opts.Sleep(ctx, b.opts.Backoff.Delay(attempt)) {
+		delay := b.opts.Backoff.Delay(attempt)
+		b.setState(bridges.StateTransientDisconnect, bridges.RetryIn(fmt.Errorf("discord: GET /users/@me: %w", b.apiErr(err)), delay))
+		if !b.opts.Sleep(ctx, delay) {
 			return nil
 		}
 	}
@@ -260,7 +264,7 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 func (b *Bridge) gatewayBot(ctx context.Context) (string, startLimit, error) {
 	r, err := b.api.GatewayBot(discordgo.WithContext(ctx))
 	if err != nil {
-		return "", startLimit{}, redact(err, b.opts.Token)
+		return "", startLimit{}, b.apiErr(err)
 	}
 	l := r.SessionStartLimit
 	return r.URL, startLimit{Remaining: l.Remaining, ResetAt: b.opts.Now().Add(time.Duration(l.ResetAfter) * time.Millisecond)}, nil
@@ -398,7 +402,7 @@ func (b *Bridge) channel(ctx context.Context, id string) (channelInfo, bool) {
 	}
 	c, err := b.api.Channel(id, discordgo.WithContext(ctx))
 	if err != nil {
-		b.opts.Log.Warn("discord: channel lookup failed", "channel", id, "err", redact(err, b.opts.Token))
+		b.opts.Log.Warn("discord: channel lookup failed", "channel", id, "err", b.apiErr(err))
 		return channelInfo{}, false
 	}
 	b.rememberChannel(c)

@@ -25,7 +25,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 		// A target named by user (discord:user:<id>): their DM channel.
 		ch, err := b.api.UserChannelCreate(user, discordgo.WithContext(ctx))
 		if err != nil {
-			return rc, fmt.Errorf("discord: opening a DM with user %s: %w", user, redact(err, b.opts.Token))
+			return rc, fmt.Errorf("discord: opening a DM with user %s: %w", user, b.apiErr(err))
 		}
 		out.Route.To = core.ChatID(ch.ID)
 	}
@@ -40,7 +40,7 @@ func (b *Bridge) Deliver(ctx context.Context, out bridges.Outbound) (bridges.Rec
 			defer done()
 			m, err := b.api.ChannelMessageSendComplex(string(out.Route.To), data, discordgo.WithContext(ctx))
 			if err != nil {
-				return "", fmt.Errorf("discord: sending %s: %w", what, redact(err, b.opts.Token))
+				return "", fmt.Errorf("discord: sending %s: %w", what, b.apiErr(err))
 			}
 			b.tracker.Outbound()
 			return bridges.MessageID(m.ID), nil
@@ -97,10 +97,10 @@ func safeMentions() *discordgo.MessageAllowedMentions {
 
 // Typing implements bridges.Typer; Discord shows it for about 10 s.
 func (b *Bridge) Typing(ctx context.Context, route core.Route) error {
-	return redact(b.api.ChannelTyping(string(route.To), discordgo.WithContext(ctx)), b.opts.Token)
+	return b.apiErr(b.api.ChannelTyping(string(route.To), discordgo.WithContext(ctx)))
 }
 
 // React implements bridges.Reactor with a Unicode emoji.
 func (b *Bridge) React(ctx context.Context, route core.Route, messageID bridges.MessageID, emoji string) error {
-	return redact(b.api.MessageReactionAdd(string(route.To), string(messageID), emoji, discordgo.WithContext(ctx)), b.opts.Token)
+	return b.apiErr(b.api.MessageReactionAdd(string(route.To), string(messageID), emoji, discordgo.WithContext(ctx)))
 }

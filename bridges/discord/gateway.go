@@ -131,9 +131,10 @@ func (g *gateway) run(ctx context.Context) error {
 		if err == nil {
 			err = fmt.Errorf("discord gateway closed (code %d)", o.code)
 		}
-		g.state(bridges.StateTransientDisconnect, err)
-		g.log.Info("discord: gateway disconnected; reconnecting", "err", err, "attempt", failures+1)
-		if !g.sleep(ctx, g.backoff.Delay(failures)) {
+		delay := g.backoff.Delay(failures)
+		g.state(bridges.StateTransientDisconnect, bridges.RetryIn(err, delay))
+		g.log.Info("discord: gateway disconnected; reconnecting", "err", err, "attempt", failures+1, "in", delay.Round(time.Millisecond))
+		if !g.sleep(ctx, delay) {
 			return nil
 		}
 		failures++

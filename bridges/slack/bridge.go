@@ -253,12 +253,22 @@ func (b *Bridge) authTest(ctx context.Context, sink bridges.Sink) (*slackapi.Aut
 			return nil, err
 		}
 		delay := b.retryDelay(attempt, err)
-		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("slack: auth.test: %w", err))
+		b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(rateLimited(fmt.Errorf("slack: auth.test: %w", err)), delay))
 		b.opts.Log.Warn("slack: auth.test failed; retrying", "err", err, "in", delay)
 		if !b.opts.Sleep(ctx, delay) {
 			return nil, nil
 		}
 	}
+}
+
+// rateLimited returns err summarized as a rate limit when Slack said it
+// was one.
+func rateLimited(err error) error {
+	var rl *slackapi.RateLimitedError
+	if errors.As(err, &rl) {
+		return bridges.Summarized(err, "rate limited by Slack")
+	}
+	return err
 }
 
 // retryDelay is the wait before retry number attempt after err: the

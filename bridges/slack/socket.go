@@ -78,7 +78,7 @@ func (b *Bridge) runSocket(ctx context.Context, sink bridges.Sink) error {
 		}
 		delay := b.retryDelay(failures, err)
 		failures++
-		b.setState(sink, bridges.StateTransientDisconnect, err)
+		b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(rateLimited(err), delay))
 		b.opts.Log.Warn("slack: socket mode connection failed; reconnecting", "err", err, "in", delay)
 		if !b.opts.Sleep(ctx, delay) {
 			return nil

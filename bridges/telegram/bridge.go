@@ -276,12 +276,12 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 			b.setState(sink, bridges.StateBadCredentials, err)
 			return err
 		case kindConflict:
-			b.setState(sink, bridges.StateConflict, fmt.Errorf("another client is reading this bot's updates (a second Switchboard or a webhook): %w", err))
+			b.setState(sink, bridges.StateConflict, bridges.RetryIn(fmt.Errorf("another client is reading this bot's updates (a second Switchboard or a webhook): %w", err), delay))
 		case kindRateLimited:
 			delay = retryAfter
-			b.setState(sink, bridges.StateTransientDisconnect, err)
+			b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(bridges.Summarized(err, "rate limited by Telegram"), delay))
 		default:
-			b.setState(sink, bridges.StateTransientDisconnect, err)
+			b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(err, delay))
 		}
 		if !bridges.Sleep(ctx, delay) {
 			break
@@ -319,8 +319,9 @@ func (b *Bridge) hello(ctx context.Context, sink bridges.Sink) (*models.User, er
 		delay := b.opts.Backoff.Delay(attempt)
 		if kind == kindRateLimited {
 			delay = retryAfter
+			err = bridges.Summarized(err, "rate limited by Telegram")
 		}
-		b.setState(sink, bridges.StateTransientDisconnect, err)
+		b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(err, delay))
 		if !bridges.Sleep(ctx, delay) {
 			return nil, nil
 		}
@@ -409,8 +410,9 @@ func (b *Bridge) lockPolling(ctx context.Context, sink bridges.Sink) (*pollLock,
 		if ok {
 			return lock, nil
 		}
-		b.setState(sink, bridges.StateConflict, errors.New("another Switchboard on this machine is polling this bot (its lock is in "+b.opts.LockDir+"); stop it or use another bot token"))
-		if !bridges.Sleep(ctx, b.opts.Backoff.Delay(attempt)) {
+		delay := b.opts.Backoff.Delay(attempt)
+		b.setState(sink, bridges.StateConflict, bridges.RetryIn(errors.New("another Switchboard on this machine is polling this bot (its lock is in "+b.opts.LockDir+"); stop it or use another bot token"), delay))
+		if !bridges.Sleep(ctx, delay) {
 			return nil, nil
 		}
 	}

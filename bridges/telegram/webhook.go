@@ -172,10 +172,12 @@ func (b *Bridge) runWebhook(ctx context.Context, sink bridges.Sink) error {
 			return err
 		}
 		delay := b.opts.Backoff.Delay(attempt)
+		err = fmt.Errorf("setWebhook: %w", err)
 		if kind == kindRateLimited {
 			delay = retryAfter
+			err = bridges.Summarized(err, "rate limited by Telegram")
 		}
-		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("setWebhook: %w", err))
+		b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(err, delay))
 		if !bridges.Sleep(ctx, delay) {
 			break
 		}

@@ -272,27 +272,33 @@ func (b *Bridge) session(ctx context.Context, dev *store.Device) {
 			b.setState(bridges.StateLoggedOut, classify(ownerLogout{}, b.opts.Now()).err)
 			return
 		}
+		var failed error
 		if err := cli.ConnectContext(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			b.setState(bridges.StateTransientDisconnect, fmt.Errorf("whatsapp: connect: %w", err))
-		} else if b.connected(ctx, cli, dev, &announced, &attempt) {
+			failed = fmt.Errorf("whatsapp: connect: %w", err)
+		} else if over, err := b.connected(ctx, cli, dev, &announced, &attempt); over {
 			return // terminal, or ctx ended
+		} else {
+			failed = err
 		}
-		if !b.opts.Sleep(ctx, b.opts.Backoff.Delay(attempt)) {
+		delay := b.opts.Backoff.Delay(attempt)
+		b.setState(bridges.StateTransientDisconnect, bridges.RetryIn(failed, delay))
+		if !b.opts.Sleep(ctx, delay) {
 			return
 		}
 	}
 }
 
 // connected follows one connection's events. It returns true when the
-// session is over (a terminal event or ctx), false to reconnect.
-func (b *Bridge) connected(ctx context.Context, cli Client, dev *store.Device, announced *bool, attempt *int) bool {
+// session is over (a terminal event or ctx), false with the reason to
+// reconnect, which the caller reports with its delay.
+func (b *Bridge) connected(ctx context.Context, cli Client, dev *store.Device, announced *bool, attempt *int) (bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return true
+			return true, nil
 		case ev := <-b.conn:
 			c := classify(ev, b.opts.Now())
 			switch c.kind {
@@ -306,13 +312,12 @@ func (b *Bridge) connected(ctx context.Context, cli Client, dev *store.Device, a
 			case evDegraded:
 				b.setState(bridges.StateTransientDisconnect, c.err)
 			case evReconnect:
-				b.setState(bridges.StateTransientDisconnect, c.err)
 				cli.Disconnect()
-				return false
+				return false, c.err
 			case evTerminal:
 				b.setState(c.state, c.err)
 				b.opts.Log.Warn("whatsapp: stopped reconnecting", "reason", c.err)
-				return true
+				return true, nil
 			}
 		}
 	}

@@ -171,7 +171,7 @@ func (h *bridgeHost) statuses() []gateway.ChannelStatus {
 		cs := gateway.ChannelStatus{
 			Channel: s.Channel, Label: s.Label, AccountID: s.AccountID, State: string(s.State),
 			Configured: true, Running: s.Running, Connected: s.State == bridges.StateConnected, LastError: s.LastError,
-			Restarts: s.Restarts, StateSince: s.Since.UnixMilli(),
+			LastErrorSummary: s.Summary, Restarts: s.Restarts, StateSince: s.Since.UnixMilli(),
 		}
 		if !s.RetryAt.IsZero() {
 			cs.RetryAt = s.RetryAt.UnixMilli()

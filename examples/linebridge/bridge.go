@@ -182,8 +182,9 @@ func (b *Bridge) Start(ctx context.Context, sink bridges.Sink) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("linebridge: listen on %s: %w", b.opts.Listen, err))
-		if !b.opts.Sleep(ctx, b.opts.Backoff.Delay(failures)) {
+		delay := b.opts.Backoff.Delay(failures)
+		b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(fmt.Errorf("linebridge: listen on %s: %w", b.opts.Listen, err), delay))
+		if !b.opts.Sleep(ctx, delay) {
 			return nil
 		}
 		failures++
@@ -210,8 +211,9 @@ func (b *Bridge) serve(ctx context.Context, ln net.Listener, sink bridges.Sink, 
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return served, err
 			}
-			b.setState(sink, bridges.StateTransientDisconnect, fmt.Errorf("linebridge: accept: %w", err))
-			if !b.opts.Sleep(ctx, b.opts.Backoff.Delay(failures)) {
+			delay := b.opts.Backoff.Delay(failures)
+			b.setState(sink, bridges.StateTransientDisconnect, bridges.RetryIn(fmt.Errorf("linebridge: accept: %w", err), delay))
+			if !b.opts.Sleep(ctx, delay) {
 				return served, ctx.Err()
 			}
 			failures++
