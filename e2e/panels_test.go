@@ -225,3 +225,50 @@ func TestFinding6CronPanelSaysWhatRunNowDoes(t *testing.T) {
 		t.Error("an enabled repeating job asked before running")
 	}
 }
+
+// TestFinding8ChannelsPanelSummarizesErrors (issue 26, finding 8): a
+// channel that cannot reach its API shows what is wrong in words, naming
+// the host it used (apiUrl, not discord.com), when it tries again, and the
+// whole error folded; nothing in the panel is wider than the panel, at a
+// desktop's width and a phone's.
+func TestFinding8ChannelsPanelSummarizesErrors(t *testing.T) {
+	needBrowser(t)
+	down := "127.0.0.1:" + strconv.Itoa(freePort(t)) // nothing listens there
+	d := newDaemonWith(t, nil, "channels:\n  discord:\n    enabled: true\n    token: MTE.e2e.token-that-is-never-sent\n    apiUrl: http://"+down+"/api/v9/\n")
+	d.start()
+	tb := openTab(t, d.url())
+	tb.login(d.token())
+
+	const row = `document.querySelector('#channels .channel[data-channel="discord"]')`
+	tb.waitFor("the discord row's summary", row+` && `+row+`.querySelector(".channel-summary")`)
+	if got, want := tb.text(`#channels .channel[data-channel="discord"] .channel-summary`), "cannot reach "+down+" (connection refused)"; got != want {
+		t.Errorf("summary = %q, want %q", got, want)
+	}
+	// Its next attempt counts down, and the row asks again after it.
+	tb.waitFor("retrying in …", row+` && /^retrying in \d+ (s|min)$/.test((`+row+`.querySelector(".channel-retry")||{}).textContent||"")`)
+
+	detail := tb.text(`#channels .channel[data-channel="discord"] .channel-error`)
+	if !strings.Contains(detail, down) || strings.Contains(detail, "discord.com") {
+		t.Errorf("detail = %q, want the whole error naming %s and not discord.com", detail, down)
+	}
+	if open := eval[bool](tb, row+`.querySelector(".channel-detail").open`); open {
+		t.Error("the whole error is shown unfolded")
+	}
+	tb.do("unfold the detail", chromedp.Click(chromedp.CSS(`#channels .channel[data-channel="discord"] .channel-detail summary`)))
+
+	fits := `[...document.querySelectorAll("#panels, #channels, #channels .channel, #channels .channel *")].every((e) => e.scrollWidth <= e.clientWidth || e.clientWidth === 0)`
+	if !eval[bool](tb, fits) {
+		t.Errorf("something in the channels panel is wider than its box: %s",
+			eval[string](tb, `[...document.querySelectorAll("#panels, #channels, #channels .channel, #channels .channel *")].filter((e) => e.scrollWidth > e.clientWidth && e.clientWidth > 0).map((e) => e.className || e.id).join(", ")`))
+	}
+	tb.do("phone width", chromedp.EmulateViewport(390, 844))
+	tb.do("open the panels", chromedp.Click(chromedp.CSS("#toggle-panels")))
+	tb.waitFor("the panels to open", `getComputedStyle(document.getElementById("panels")).display !== "none"`)
+	tb.waitFor("the discord row at phone width", row+` && `+row+`.querySelector(".channel-summary")`)
+	if !eval[bool](tb, fits) {
+		t.Error("at 390 px something in the channels panel is wider than its box")
+	}
+	if wide := eval[bool](tb, `document.documentElement.scrollWidth > window.innerWidth`); wide {
+		t.Error("the page scrolls sideways at 390 px")
+	}
+}

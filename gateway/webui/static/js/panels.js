@@ -20,6 +20,73 @@ function has(scopes, scope) {
   return scopes.includes(scope) || scopes.includes("operator.admin");
 }
 
+// The words a channel's state is shown in; data-state keeps the id.
+const STATE_WORDS = {
+  starting: "starting", connected: "connected", "transient-disconnect": "reconnecting",
+  conflict: "in use elsewhere", "bad-credentials": "token refused", "logged-out": "logged out",
+  failed: "failed", stopped: "stopped", standby: "standby",
+};
+
+/** retryText says when a channel's next attempt is: "retrying in 20 s". */
+function retryText(at) {
+  const s = Math.round((at - Date.now()) / 1000);
+  if (s <= 0) return "retrying now";
+  if (s < 90) return "retrying in " + s + " s";
+  return "retrying in " + Math.round(s / 60) + " min";
+}
+
+/**
+ * channelRow is one bridge account: its name and state, and while it is
+ * not connected, what went wrong in a few words (lastErrorSummary), when it
+ * tries again, and the whole error folded beneath.
+ */
+function channelRow(label, ch, acc) {
+  const row = document.createElement("li");
+  row.className = "channel";
+  row.dataset.channel = ch;
+  row.dataset.state = acc.state || "unknown";
+  const name = document.createElement("strong");
+  name.textContent = label;
+  const state = document.createElement("span");
+  state.className = "badge";
+  state.textContent = STATE_WORDS[acc.state] || acc.state || "unknown";
+  state.title = acc.state || "";
+  row.append(name, " ", state);
+  if (acc.accountId && acc.accountId !== "default") row.append(" ", acc.accountId);
+  const down = acc.state !== "connected";
+  if (down && (acc.lastErrorSummary || acc.lastError || acc.retryAt)) {
+    const problem = document.createElement("div");
+    problem.className = "channel-problem";
+    if (acc.lastErrorSummary || acc.lastError) {
+      const summary = document.createElement("span");
+      summary.className = "channel-summary error";
+      summary.textContent = acc.lastErrorSummary || acc.lastError;
+      problem.append(summary);
+    }
+    if (acc.retryAt) {
+      const retry = document.createElement("span");
+      retry.className = "channel-retry muted";
+      retry.dataset.retryAt = String(acc.retryAt);
+      retry.title = "at " + new Date(acc.retryAt).toLocaleTimeString();
+      retry.textContent = retryText(acc.retryAt);
+      problem.append(problem.childNodes.length ? " · " : "", retry);
+    }
+    row.append(problem);
+    if (acc.lastError && acc.lastErrorSummary && acc.lastError !== acc.lastErrorSummary) {
+      const details = document.createElement("details");
+      details.className = "channel-detail";
+      const fold = document.createElement("summary");
+      fold.textContent = "Details";
+      const text = document.createElement("div");
+      text.className = "channel-error";
+      text.textContent = acc.lastError;
+      details.append(fold, text);
+      row.append(details);
+    }
+  }
+  return row;
+}
+
 /** Panels fills the status side panel from gateway requests and events. */
 export class Panels {
   constructor(gw) {
@@ -78,36 +145,39 @@ export class Panels {
     const list = $("channels");
     const res = await this.call("channels.status", {}, list);
     if (!res) return;
+    // A reload (every health event) keeps the details the reader opened.
+    const open = new Set([...list.querySelectorAll(".channel-detail[open]")].map((d) => d.closest(".channel").dataset.key));
     const rows = [];
     for (const ch of res.channelOrder || []) {
       for (const acc of (res.channelAccounts || {})[ch] || []) {
-        const row = document.createElement("li");
-        row.className = "channel";
-        row.dataset.channel = ch;
-        row.dataset.state = acc.state || "unknown";
-        const name = document.createElement("strong");
-        name.textContent = (res.channelLabels || {})[ch] || ch;
-        const state = document.createElement("span");
-        state.className = "badge";
-        state.textContent = acc.state || "unknown";
-        row.append(name, " ", state);
-        if (acc.accountId && acc.accountId !== "default") row.append(" ", acc.accountId);
-        if (acc.retryAt) {
-          const retry = document.createElement("span");
-          retry.className = "muted";
-          retry.textContent = " retrying at " + new Date(acc.retryAt).toLocaleTimeString();
-          row.append(retry);
-        }
-        if (acc.lastError) {
-          const err = document.createElement("div");
-          err.className = "error";
-          err.textContent = acc.lastError;
-          row.append(err);
-        }
+        const row = channelRow((res.channelLabels || {})[ch] || ch, ch, acc);
+        row.dataset.key = ch + ":" + (acc.accountId || "");
+        const details = row.querySelector(".channel-detail");
+        if (details && open.has(row.dataset.key)) details.open = true;
         rows.push(row);
       }
     }
     list.replaceChildren(...(rows.length ? rows : [li("No chat platforms configured; this page is the only way in.", "muted")]));
+    this.tickRetries();
+  }
+
+  /**
+   * Counts down each channel's "retrying in …" once a second while one is
+   * due, and asks again a little after an attempt was due, for how it went.
+   */
+  tickRetries() {
+    clearInterval(this.retryTimer);
+    const update = () => {
+      const due = [...document.querySelectorAll("#channels .channel-retry[data-retry-at]")];
+      for (const e of due) e.textContent = retryText(Number(e.dataset.retryAt));
+      if (!due.length) clearInterval(this.retryTimer);
+      else if (due.some((e) => Date.now() - Number(e.dataset.retryAt) > 2000)) {
+        clearInterval(this.retryTimer);
+        this.loadChannels();
+      }
+    };
+    update();
+    this.retryTimer = setInterval(update, 1000);
   }
 
   async loadHeartbeat() {
