@@ -411,14 +411,18 @@ func (d *decoder) scalarTextRef(n ast.Node, path string) (text string, fromEnv, 
 		return "", false, false
 	}
 	out, referenced, err := expandEnv(raw, d.lookup)
-	if d.env.deferred != nil && d.env.deferred(path) {
-		if referenced {
-			d.env.seen[path] = envValue{names: envNames(raw), err: err}
-		}
+	if d.env.deferred != nil && d.env.deferred(path) && referenced {
+		v := envValue{names: envNames(raw)}
 		if err != nil {
-			// The caller judges the unset variable (see envOptions).
-			out, _, err = expandEnv(raw, unsetAsEmpty(d.lookup))
+			// An unset variable is the caller's to judge (see
+			// envOptions); a malformed reference is reported here.
+			if lenient, _, lerr := expandEnv(raw, unsetAsEmpty(d.lookup)); lerr == nil {
+				v.err, out, err = err, lenient, nil
+			} else {
+				v.malformed = true
+			}
 		}
+		d.env.seen[path] = v
 	}
 	if err != nil {
 		d.errorf(n, path, "%s", err.Error())

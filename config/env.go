@@ -98,6 +98,9 @@ type envValue struct {
 	// err is the error the value would have failed with (a variable unset
 	// and no default); nil if none.
 	err error
+	// malformed reports a reference the decoder refused as written: that
+	// problem is reported already, and the key has no value to check.
+	malformed bool
 }
 
 // envNames lists the variables s references, in order, each once.

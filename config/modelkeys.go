@@ -90,6 +90,7 @@ func (c Config) checkModelKeys(lookup LookupEnv, seen map[string]envValue, repor
 		v := seen[path]
 		u, used := users[name]
 		switch {
+		case v.malformed:
 		case used && p.API != llm.APIEcho && p.API != "" && (v.err != nil || p.APIKey == "" && p.KeyRequired()):
 			report(path, missingKeyMessage(p, u, v.names, lookup))
 		case v.err != nil:

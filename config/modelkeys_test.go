@@ -56,6 +56,17 @@ func TestFinding5ModelKeyRules(t *testing.T) {
 	}
 }
 
+// A malformed reference in a model key is one problem, reported once.
+func TestModelKeyMalformedReferenceOnce(t *testing.T) {
+	src := "models:\n  providers:\n    a: {api: anthropic-messages, apiKey: \"${SB_KEY\"}\nagents: {defaults: {model: {primary: a/m}}}\n"
+	for _, use := range []Use{ForRun, ForManagement} {
+		_, err := ParseFor("test.yaml", []byte(src), env(), use)
+		if err == nil || strings.Count(err.Error(), "unterminated") != 1 || strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("use %d: %v; want the malformed reference once, alone", use, err)
+		}
+	}
+}
+
 func TestIsModelKeyPath(t *testing.T) {
 	for path, want := range map[string]bool{
 		"models.providers.anthropic.apiKey":        true,
