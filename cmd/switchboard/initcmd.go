@@ -165,7 +165,7 @@ func (c *cli) runInit(g *globalFlags, modelName string, force bool, port int) in
 		return exitFailure
 	}
 	// The file must load as written.
-	cfg, err := config.Load(path, c.lookup)
+	cfg, err := config.LoadFor(path, c.lookup, config.ForManagement) // the key may be exported later
 	if err != nil {
 		fmt.Fprintf(c.stderr, "switchboard init: the written %s does not load (a bug; please report it): %v\n", path, err)
 		return exitFailure

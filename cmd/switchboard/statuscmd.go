@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboardhq/switchboard/config"
 	"github.com/switchboardhq/switchboard/gateway/client"
 )
 
@@ -71,7 +72,7 @@ heartbeat and the cron scheduler. Exit code 1 when the daemon is not running.`,
 				fmt.Fprintf(c.stderr, "switchboard status: takes no arguments, got %q\n", args)
 				return exitUsage
 			}
-			cfg, path, stateDir, code := c.loadConfigAndState(g.config)
+			cfg, path, stateDir, code := c.loadConfigAndState(g.config, config.ForManagement)
 			if cfg == nil {
 				return code
 			}

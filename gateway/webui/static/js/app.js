@@ -195,7 +195,9 @@ class App {
         localStorage.removeItem(TOKEN_KEY);
         localStorage.removeItem(DEVICE_TOKEN_KEY);
         this.gw.deviceToken = "";
-        this.showLogin("The gateway refused the connection: " + (s.message || "unauthorized") + ". Paste the gateway token (`switchboard gateway token` prints it), or open a new sign-in link from `switchboard run`.");
+        // The gateway's message says what was wrong and where the token
+        // comes from; the page adds only its other way in.
+        this.showLogin("The gateway refused the connection: " + (s.message || "unauthorized") + ". Or open a new sign-in link: `switchboard run` logs one.");
         break;
       case "stopped":
         this.setConn("idle", "Not connected");
