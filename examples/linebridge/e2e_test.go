@@ -131,9 +131,9 @@ func TestEndToEnd(t *testing.T) {
 	c.send("hello **world**")
 	// OK: journaled (the gate let it through, the dispatcher took it).
 	r := c.await([]string{"OK 1"}, 1)[0]
-	// The echo model repeats the prompt, whose last line is the message;
-	// the markdown came back as plain text.
-	if !strings.HasPrefix(r.lines[0], "echo: ") || r.last() != "hello world" {
+	// The echo model repeats the sender's words, and only them (no
+	// metadata block); the markdown came back as plain text.
+	if len(r.lines) != 1 || r.last() != "echo: hello world" {
 		t.Fatalf("reply = %q, want echo: ... ending in the message as plain text", r.lines)
 	}
 	msgID := r.id
@@ -197,9 +197,9 @@ func TestEndToEnd(t *testing.T) {
 	c.send("second")
 	c.send("third")
 	replies := c.await([]string{"OK 2", "OK 3"}, 2)
-	for i, want := range []string{"second", "third"} {
+	for i, want := range []string{"echo: second", "echo: third"} {
 		if got := replies[i].last(); got != want {
-			t.Fatalf("reply %d ends in %q, want %q (reply %q)", i+1, got, want, replies[i].lines)
+			t.Fatalf("reply %d is %q, want %q (reply %q)", i+1, got, want, replies[i].lines)
 		}
 	}
 }
@@ -220,7 +220,7 @@ func TestGateRefusesUnlisted(t *testing.T) {
 	ada := addr(t, h)
 	ada.hello("Ada")
 	ada.send("hi")
-	if r := ada.await([]string{"OK 1"}, 1)[0]; r.last() != "hi" {
+	if r := ada.await([]string{"OK 1"}, 1)[0]; r.last() != "echo: hi" {
 		t.Fatalf("ada's reply = %q", r.lines)
 	}
 
@@ -266,7 +266,7 @@ func TestPairing(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob.send("hi again")
-	if r := bob.await([]string{"OK 2"}, 1)[0]; r.last() != "hi again" {
+	if r := bob.await([]string{"OK 2"}, 1)[0]; r.last() != "echo: hi again" {
 		t.Fatalf("after approval: reply = %q", r.lines)
 	}
 }
