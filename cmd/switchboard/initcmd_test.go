@@ -85,6 +85,17 @@ func TestFinding2InitFromNothing(t *testing.T) {
 	if !strings.Contains(tc.out.String(), "Next: switchboard run --config "+other) {
 		t.Errorf("init for a file the search does not find must name it in the next step:\n%s", tc.out.String())
 	}
+	// --model anthropic before the key is exported: written, and the user
+	// is told to export it (run refuses until then).
+	tc = withHome(newTestCLI(nil))
+	if code := tc.run("init", "--force", "--model", "anthropic"); code != exitOK || !strings.Contains(tc.out.String(), "Export ANTHROPIC_API_KEY before starting") {
+		t.Errorf("init --model anthropic without the key: exit %d, stdout %q, stderr %q", code, tc.out.String(), tc.err.String())
+	}
+	tc = withHome(newTestCLI(nil))
+	if code := tc.run("config", "check"); code != exitUsage || !strings.Contains(tc.err.String(), "ANTHROPIC_API_KEY") {
+		t.Errorf("config check without the key: exit %d, stderr %q; want it to name the variable", code, tc.err.String())
+	}
+
 	tc = withHome(newTestCLI(nil))
 	if code := tc.run("init", "--model", "antropic"); code != exitUsage || !strings.Contains(tc.err.String(), `did you mean "anthropic"?`) {
 		t.Errorf("init --model antropic: exit %d, stderr %q", code, tc.err.String())
