@@ -44,6 +44,43 @@ type SessionEntry struct {
 	// Origin says where the session's chat is, for naming it to people;
 	// nil until its first turn.
 	Origin *SessionOrigin `json:"origin,omitempty"`
+	// Earlier lists the session's transcripts before /new or /reset
+	// started the current one, oldest first, at most MaxEarlier; their
+	// files stay on disk either way.
+	Earlier []EarlierTranscript `json:"earlier,omitempty"`
+}
+
+// MaxEarlier bounds SessionEntry.Earlier; older transcripts are dropped
+// from the list (not from disk).
+const MaxEarlier = 20
+
+// EarlierTranscript is one of a session's transcripts before a reset.
+type EarlierTranscript struct {
+	// SessionID names the transcript.
+	SessionID string `json:"sessionId"`
+	// CreatedAt and EndedAt bound it, in Unix ms.
+	CreatedAt int64 `json:"createdAt"`
+	EndedAt   int64 `json:"endedAt"`
+	// Title is the first words of its first message (untrusted, shown
+	// only), when known.
+	Title string `json:"title,omitempty"`
+}
+
+// Retired returns the Earlier list of the entry that replaces old at now:
+// old's list with old's current transcript appended, at most MaxEarlier.
+func Retired(old SessionEntry, now int64) []EarlierTranscript {
+	if old.SessionID == "" {
+		return old.Earlier
+	}
+	t := EarlierTranscript{SessionID: old.SessionID, CreatedAt: old.CreatedAt, EndedAt: now}
+	if old.Origin != nil {
+		t.Title = old.Origin.Title
+	}
+	out := append(append(make([]EarlierTranscript, 0, len(old.Earlier)+1), old.Earlier...), t)
+	if len(out) > MaxEarlier {
+		out = out[len(out)-MaxEarlier:]
+	}
+	return out
 }
 
 // The kinds of a SessionOrigin.

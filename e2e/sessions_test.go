@@ -45,4 +45,20 @@ func TestWebChatSessionsPeopleRecognise(t *testing.T) {
 	if strings.Contains(tb.text("#messages"), "Lisbon") {
 		t.Error("the first chat shows the second's messages")
 	}
+
+	// /new in the first chat: the old conversation stays reachable, read only.
+	model.Push(llmtest.Text("Fresh start."))
+	tb.send("/new")
+	tb.waitAssistant("Fresh start.")
+	tb.waitIdle()
+	tb.waitFor("the earlier conversation offered", `!document.getElementById("earlier-select").hidden && document.getElementById("earlier-select").options.length === 2`)
+	if opt := eval[string](tb, `document.getElementById("earlier-select").options[1].textContent`); !strings.HasPrefix(opt, "Earlier: hello (ended ") {
+		t.Errorf("the earlier conversation is offered as %q", opt)
+	}
+	tb.do("read the earlier conversation", chromedp.SetValue(chromedp.CSS("#earlier-select"), eval[string](tb, `document.getElementById("earlier-select").options[1].value`)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("earlier-select").dispatchEvent(new Event("change"))`))
+	tb.waitFor("the earlier messages, read only", `document.getElementById("messages").textContent.includes("Hello.") && !document.getElementById("messages").textContent.includes("Fresh start.") && document.getElementById("composer-input").disabled && !document.getElementById("notice").hidden`)
+	tb.do("back to the current conversation", chromedp.SetValue(chromedp.CSS("#earlier-select"), ""),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("earlier-select").dispatchEvent(new Event("change"))`))
+	tb.waitFor("the current conversation, writable", `document.getElementById("messages").textContent.includes("Fresh start.") && !document.getElementById("composer-input").disabled && document.getElementById("notice").hidden`)
 }

@@ -309,10 +309,12 @@ func checkSessionKey(method, key string) *protocol.ErrorShape {
 
 // chatHistoryIgnored are the members of OpenClaw 2026.9.6's
 // ChatHistoryParamsSchema for paging and anchoring (cursor, offset,
-// pendingBefore, messageId, inputRunIds), a byte budget (maxBytes; maxChars
-// bounds the answer here) and the session incarnation (sessionId):
-// accepted, and change nothing. chat.startup takes the same members.
-var chatHistoryIgnored = []string{"cursor", "maxBytes", "offset", "pendingBefore", "inputRunIds", "messageId", "sessionId"}
+// pendingBefore, messageId, inputRunIds) and a byte budget (maxBytes;
+// maxChars bounds the answer here): accepted, and change nothing.
+// chat.startup takes the same members. sessionId, the session's
+// incarnation, is honoured: it reads one of the session's earlier
+// transcripts (sessions.list's earlier); any other id reads the current.
+var chatHistoryIgnored = []string{"cursor", "maxBytes", "offset", "pendingBefore", "inputRunIds", "messageId"}
 
 // mChatHistory answers chat.history and chat.startup. chat.startup is
 // OpenClaw's first read of a conversation (its Control UI calls nothing
@@ -326,6 +328,7 @@ func (s *Server) mChatHistory(ctx context.Context, c *conn, req protocol.Request
 		MaxChars   *int    `json:"maxChars"`
 		ShortID    *string `json:"shortId"`
 		SlugHint   *string `json:"slugHint"`
+		SessionID  string  `json:"sessionId"`
 	}
 	if e := decodeParamsAccepting(req, &p, chatHistoryIgnored...); e != nil {
 		return nil, e
@@ -364,7 +367,7 @@ func (s *Server) mChatHistory(ctx context.Context, c *conn, req protocol.Request
 	// expect, and the web chat page), before the history is read, so no
 	// run falls between the two.
 	s.hub.follow(c, key)
-	entry, msgs, _, err := s.backend.Load().Runner.History(ctx, key)
+	entry, msgs, _, err := s.backend.Load().Runner.HistoryOf(ctx, key, p.SessionID)
 	if err != nil {
 		return nil, errorShape(err)
 	}

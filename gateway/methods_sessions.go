@@ -33,6 +33,9 @@ type sessionRow struct {
 	OutputTokens  int64               `json:"outputTokens"`
 	TotalTokens   int64               `json:"totalTokens"`
 	ContextTokens int64               `json:"contextTokens,omitempty"`
+	// Earlier lists the transcripts before the last /new or /reset,
+	// newest first; chat.history reads one with its sessionId.
+	Earlier []core.EarlierTranscript `json:"earlier,omitempty"`
 }
 
 func rowOf(e core.SessionEntry) sessionRow {
@@ -43,6 +46,9 @@ func rowOf(e core.SessionEntry) sessionRow {
 		ContextTokens: e.ContextTokens,
 	}
 	r.DisplayName, r.ChatKind = sessionTitle(e)
+	for i := len(e.Earlier) - 1; i >= 0; i-- {
+		r.Earlier = append(r.Earlier, e.Earlier[i])
+	}
 	if o := e.Origin; o != nil {
 		r.Subject, r.Room, r.Space, r.Origin = o.Subject, o.Room, o.Space, o
 	}

@@ -56,3 +56,60 @@ func TestSessionTitles(t *testing.T) {
 	}
 	t.Fatalf("sessions.list has no row for %s: %+v", key, list.Sessions)
 }
+
+// Issue 26: "earlier conversations of a session after /new reachable". A
+// reset keeps the old transcript on disk; now sessions.list lists it under
+// earlier (newest first, titled by its first words) and chat.history reads
+// it by its sessionId. Any other id reads the current transcript.
+func TestEarlierConversationsAfterNew(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	c := r.dial(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	r.provider.Push(llmtest.Text("Lisbon it is."), llmtest.Text("Fresh start."), llmtest.Text("Porto, then."))
+	sendChat(t, c, "main", "Plan the trip to Lisbon", "run-1")
+	chatEvents(t, c, "run-1")
+	sendChat(t, c, "main", "/new", "run-2")
+	chatEvents(t, c, "run-2")
+	sendChat(t, c, "main", "And Porto?", "run-3")
+	chatEvents(t, c, "run-3")
+
+	list := call[struct {
+		Sessions []sessionRow `json:"sessions"`
+	}](t, c, "sessions.list", map[string]any{})
+	var row *sessionRow
+	for i := range list.Sessions {
+		if list.Sessions[i].Key == "agent:main:main" {
+			row = &list.Sessions[i]
+		}
+	}
+	if row == nil || len(row.Earlier) != 1 || row.Earlier[0].Title != "Plan the trip to Lisbon" || row.Earlier[0].SessionID == row.SessionID ||
+		row.Earlier[0].EndedAt < row.Earlier[0].CreatedAt {
+		t.Fatalf("main's row = %+v; want one earlier transcript titled by its first words", row)
+	}
+	texts := func(sessionID string) (string, []string) {
+		t.Helper()
+		params := map[string]any{"sessionKey": "main"}
+		if sessionID != "" {
+			params["sessionId"] = sessionID
+		}
+		h := call[struct {
+			SessionID string           `json:"sessionId"`
+			Messages  []map[string]any `json:"messages"`
+		}](t, c, "chat.history", params)
+		var out []string
+		for _, m := range h.Messages {
+			if s, ok := m["content"].(string); ok {
+				out = append(out, s)
+			}
+		}
+		return h.SessionID, out
+	}
+	if id, got := texts(row.Earlier[0].SessionID); id != row.Earlier[0].SessionID || len(got) != 1 || got[0] != "Plan the trip to Lisbon" {
+		t.Errorf("the earlier transcript reads %s %q", id, got)
+	}
+	if id, got := texts(""); id != row.SessionID || len(got) != 2 || got[1] != "And Porto?" {
+		t.Errorf("the current transcript reads %s %q", id, got)
+	}
+	if id, _ := texts("not-one-of-its-transcripts"); id != row.SessionID {
+		t.Errorf("an unknown sessionId read %s, want the current %s", id, row.SessionID)
+	}
+}

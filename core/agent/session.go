@@ -46,6 +46,9 @@ func (tr *turnRun) resolveSession(ctx context.Context, in *core.Inbound, cached 
 			Label:     old.Label,
 			LastRoute: old.LastRoute,
 		}
+		if found {
+			entry.Earlier = core.Retired(old, now)
+		}
 	}
 	if reset && rest != "" {
 		body = rest

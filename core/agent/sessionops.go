@@ -14,9 +14,23 @@ import (
 // History returns the session's index entry and its current transcript,
 // read without repairing anything. ok is false for an unknown session.
 func (r *Runner) History(ctx context.Context, key core.SessionKey) (core.SessionEntry, []core.Message, bool, error) {
+	return r.HistoryOf(ctx, key, "")
+}
+
+// HistoryOf is History of one of the session's transcripts: sessionID
+// names the current one or one of entry.Earlier; "" or any other id reads
+// the current one. It returns the id it read as the entry's SessionID.
+// Safe for concurrent use; reads the store and a transcript.
+func (r *Runner) HistoryOf(ctx context.Context, key core.SessionKey, sessionID string) (core.SessionEntry, []core.Message, bool, error) {
 	entry, ok, err := r.entryOf(ctx, key)
 	if err != nil || !ok {
 		return entry, nil, ok, err
+	}
+	for _, t := range entry.Earlier {
+		if sessionID != "" && t.SessionID == sessionID {
+			entry.SessionID = sessionID
+			break
+		}
 	}
 	msgs, err := r.deps.transcripts(r.cfg.StateDir).Read(ctx, r.cfg.AgentID, entry.SessionID)
 	return entry, msgs, true, err
@@ -69,6 +83,7 @@ func (r *Runner) Reset(ctx context.Context, key core.SessionKey) (core.SessionEn
 		out = core.SessionEntry{Key: key, AgentID: r.cfg.AgentID, SessionID: r.deps.NewID(), CreatedAt: now, UpdatedAt: now}
 		if found {
 			out.Label, out.LastRoute, out.ThinkingLevel = old.Label, old.LastRoute, old.ThinkingLevel
+			out.Earlier = core.Retired(old, now)
 		}
 		return nil, r.deps.Sessions.PutSession(ctx, out)
 	})

@@ -50,6 +50,8 @@ class App {
     this.panels = null;
     this.refreshSessions = debounce(() => this.loadSessions(), 300);
     this.rows = new Map(); // session key → its sessions.list row
+    this.viewing = ""; // the sessionId of an earlier transcript being read, or ""
+
     this.defaultModel = "";
   }
 
@@ -112,6 +114,7 @@ class App {
     $("session-search").addEventListener("input", () => this.refreshSessions());
     $("refresh-sessions").addEventListener("click", () => this.loadSessions());
     $("new-chat").addEventListener("click", () => this.newChat());
+    $("earlier-select").addEventListener("change", (e) => this.viewEarlier(e.target.value));
     // Times in the session list stay true while the page is open.
     setInterval(() => {
       for (const t of document.querySelectorAll("[data-ts]")) t.textContent = relativeTime(Number(t.dataset.ts));
@@ -212,7 +215,7 @@ class App {
     this.mainKey = defaults.mainSessionKey || "main";
     if (!this.sessionKey) this.sessionKey = this.mainKey;
     this.activeRun = null;
-    this.setComposer(true);
+    this.setComposer(!this.viewing);
     this.panels.show(this.scopes, hello.features ? hello.features.methods : []);
     // The gateway sends a session's live runs only to the clients showing
     // it (chat.history follows it); sessions.changed says when any other
@@ -228,6 +231,21 @@ class App {
     $("session-title").title = this.sessionKey;
     const model = (row && row.model) || this.defaultModel;
     $("session-sub").textContent = [row && KIND_LABELS[row.chatKind], row && row.surface, model && "model " + model].filter(Boolean).join(" · ");
+    // Earlier conversations of this session (before /new), newest first.
+    const earlier = (row && row.earlier) || [];
+    const select = $("earlier-select");
+    select.hidden = earlier.length === 0;
+    select.replaceChildren(new Option("Current conversation", ""), ...earlier.map((t) => new Option(
+      "Earlier: " + (t.title || "untitled") + " (ended " + new Date(t.endedAt).toLocaleString() + ")", t.sessionId)));
+    select.value = this.viewing;
+  }
+
+  /** Reads one of the session's earlier conversations ("" is the current one). */
+  viewEarlier(sessionId) {
+    this.viewing = sessionId;
+    this.setComposer(!sessionId && !!this.gw.hello);
+    this.notice(sessionId ? "You are reading an earlier conversation of this session; it is read only. Pick \u201cCurrent conversation\u201d to go on chatting." : "");
+    this.loadHistory();
   }
 
   rowOf(key) {
@@ -249,7 +267,9 @@ class App {
   async loadHistory() {
     this.showHeading();
     try {
-      const res = await this.gw.request("chat.history", { sessionKey: this.sessionKey, limit: 200 });
+      const params = { sessionKey: this.sessionKey, limit: 200 };
+      if (this.viewing) params.sessionId = this.viewing;
+      const res = await this.gw.request("chat.history", params);
       this.view.renderHistory(res.messages || []);
     } catch (err) {
       this.view.clear();
@@ -318,6 +338,11 @@ class App {
     }
     this.sessionKey = key;
     localStorage.setItem(SESSION_KEY, key);
+    if (this.viewing) {
+      this.viewing = "";
+      this.notice("");
+      this.setComposer(!!this.gw.hello);
+    }
     this.activeRun = null;
     this.updateAbort();
     $("sessions").classList.remove("open");
@@ -374,7 +399,7 @@ class App {
     const p = frame.payload || {};
     switch (frame.event) {
       case "agent":
-        if (!this.sameSession(p.sessionKey)) return;
+        if (!this.sameSession(p.sessionKey) || this.viewing) return;
         if (p.stream === "lifecycle" && p.data && p.data.phase === "start") {
           this.activeRun = p.runId;
           this.updateAbort();
@@ -387,7 +412,7 @@ class App {
         this.view.agentEvent(p);
         break;
       case "chat":
-        if (!this.sameSession(p.sessionKey)) {
+        if (!this.sameSession(p.sessionKey) || this.viewing) {
           if (p.state !== "delta") this.refreshSessions();
           return;
         }
