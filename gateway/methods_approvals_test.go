@@ -65,3 +65,44 @@ func TestExecApprovalMethodsWithoutExec(t *testing.T) {
 		t.Fatalf("list without exec: %+v", e)
 	}
 }
+
+// TestFinding4ApprovalEventsPlaceTheCard is issue 26, finding 4: the page
+// shows a pending approval on the exec call's tool card, so the request
+// (event and list) carries the session and the tool call id with the
+// expiry, and the resolved event repeats them for a client that missed the
+// request.
+func TestFinding4ApprovalEventsPlaceTheCard(t *testing.T) {
+	r := newRig(t, rigOptions{approvals: true})
+	approver := r.dial(r.opts(protocol.ScopeApprovals))
+	go r.approvals.Request(context.Background(), exectool.ApprovalDetails{
+		Command: "echo hi", CommandArgv: []string{"echo", "hi"}, CommandHash: strings.Repeat("ab", 32), Host: "gateway",
+		SessionKey: "agent:main:main", ToolCallID: "toolu_01",
+	})
+	ev := next(t, approver, "exec.approval.requested", nil)
+	// The wire names, as a client decodes them.
+	type requested struct {
+		ID      string `json:"id"`
+		Request struct {
+			SessionKey string `json:"sessionKey"`
+			ToolCallID string `json:"toolCallId"`
+			Command    string `json:"command"`
+		} `json:"request"`
+		CreatedAtMs int64 `json:"createdAtMs"`
+		ExpiresAtMs int64 `json:"expiresAtMs"`
+	}
+	raw := decode[requested](t, ev.Payload)
+	if raw.Request.SessionKey != "agent:main:main" || raw.Request.ToolCallID != "toolu_01" || raw.Request.Command != "echo hi" ||
+		raw.ExpiresAtMs <= raw.CreatedAtMs {
+		t.Fatalf("requested event: %s", ev.Payload)
+	}
+	list := call[map[string][]exectool.ApprovalRequest](t, approver, "exec.approval.list", nil)
+	if l := list["approvals"]; len(l) != 1 || l[0].Request.ToolCallID != "toolu_01" || l[0].Request.SessionKey != "agent:main:main" || l[0].ExpiresAtMs != raw.ExpiresAtMs {
+		t.Fatalf("list: %+v", list)
+	}
+	call[map[string]any](t, approver, "exec.approval.resolve", map[string]any{"id": raw.ID, "decision": "deny"})
+	res := next(t, approver, "exec.approval.resolved", nil)
+	got := decode[map[string]any](t, res.Payload)
+	if got["id"] != raw.ID || got["decision"] != "deny" || got["sessionKey"] != "agent:main:main" || got["toolCallId"] != "toolu_01" {
+		t.Fatalf("resolved event: %s", res.Payload)
+	}
+}

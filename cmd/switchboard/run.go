@@ -184,6 +184,10 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) *gateway.Se
 				approvals = &exectool.Approvals{
 					Timeout: time.Duration(cfg.Tools.Exec.ApprovalTimeoutSec) * time.Second,
 					OnEvent: gw.PublishApproval,
+					// A waiting command is said in the log, with where to
+					// answer it (issue 26, finding 4).
+					Logger:   log.With("component", "exec"),
+					AnswerAt: "in the web chat at " + gatewayURL(cfg.Gateway) + " (on the command's card, or under Command approvals)",
 				}
 			}
 			runner, closeTools, err = newRunner(cfg, st, log, runnerOptions{

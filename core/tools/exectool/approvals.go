@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -97,6 +98,10 @@ type ApprovalResolved struct {
 	CommandHash string   `json:"commandHash"`
 	// Reason is "timeout" or "aborted" for a request nobody answered.
 	Reason string `json:"reason,omitempty"`
+	// SessionKey and ToolCallID repeat the request's, so a client that
+	// did not see the request can still place the answer in its chat.
+	SessionKey string `json:"sessionKey,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
 }
 
 // Timer is a stoppable timer, as time.AfterFunc returns.
@@ -114,6 +119,16 @@ type Approvals struct {
 	// OnEvent receives exec.approval.requested and exec.approval.resolved
 	// with their payloads; nil drops them. It must not block.
 	OnEvent func(name string, payload any)
+	// Logger, when set, gets a line when a request starts waiting (INFO,
+	// saying where to answer it) and when it ends (INFO when answered or
+	// withdrawn, WARN when it expired unanswered). The command is shown
+	// shortened with credential-looking words masked; variables' values
+	// are never logged. Nil logs nothing.
+	Logger *slog.Logger
+	// AnswerAt completes "approve or deny it …" in the waiting line, e.g.
+	// "in the web chat at http://127.0.0.1:18789/"; "" names the web chat
+	// and exec.approval.resolve.
+	AnswerAt string
 
 	mu      sync.Mutex
 	pending map[string]*pendingApproval
@@ -164,6 +179,7 @@ func (a *Approvals) Request(ctx context.Context, d ApprovalDetails) ApprovalReso
 		done: make(chan ApprovalResolved, 1),
 	}
 	p.req.Request.CommandLength = len(d.Command)
+	a.logRequested(p.req, timeout) // before anyone can answer: its line comes first
 	a.mu.Lock()
 	if a.pending == nil {
 		a.pending = map[string]*pendingApproval{}
@@ -229,8 +245,10 @@ func (a *Approvals) finish(id string, decision Decision, by, reason string) bool
 		timer.Stop()
 	}
 	r := ApprovalResolved{ID: id, Decision: decision, ResolvedBy: by, Ts: a.now().UnixMilli(),
-		CommandHash: p.req.Request.CommandHash, Reason: reason}
+		CommandHash: p.req.Request.CommandHash, Reason: reason,
+		SessionKey: p.req.Request.SessionKey, ToolCallID: p.req.Request.ToolCallID}
 	p.done <- r
+	a.logResolved(p.req, r)
 	a.emit(EventResolved, r)
 	return true
 }
