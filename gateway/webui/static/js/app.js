@@ -5,6 +5,7 @@ import { Gateway } from "./gateway.js";
 import { loadIdentity } from "./identity.js";
 import { ChatView } from "./render.js";
 import { Panels } from "./panels.js";
+import { InlineApprovals } from "./approvals.js";
 
 const TOKEN_KEY = "switchboard.gatewayToken";
 const DEVICE_TOKEN_KEY = "switchboard.deviceToken";
@@ -76,6 +77,7 @@ class App {
       deviceToken: localStorage.getItem(DEVICE_TOKEN_KEY) || "",
     });
     this.panels = new Panels(this.gw);
+    this.approvals = new InlineApprovals(this.gw, $("messages"), (key) => this.sameSession(key));
     this.gw.addEventListener("state", (e) => this.onState(e.detail));
     this.gw.addEventListener("gateway-event", (e) => this.onEvent(e.detail));
     this.gw.addEventListener("device-token", (e) => {
@@ -217,11 +219,13 @@ class App {
     this.activeRun = null;
     this.setComposer(!this.viewing);
     this.panels.show(this.scopes, hello.features ? hello.features.methods : []);
+    const mayApprove = this.scopes.includes("operator.approvals") || this.scopes.includes("operator.admin");
     // The gateway sends a session's live runs only to the clients showing
     // it (chat.history follows it); sessions.changed says when any other
     // session's run starts or ends, for the session list.
     this.gw.request("sessions.subscribe", {}).catch(() => {});
-    await Promise.all([this.loadHistory(), this.loadSessions()]);
+    await Promise.all([this.loadHistory(), this.loadSessions(), this.approvals.show(mayApprove)]);
+    this.approvals.place();
   }
 
   /** Shows the current session's name, kind and model in the chat's head. */
@@ -275,6 +279,7 @@ class App {
       this.view.clear();
       this.view.empty("Could not load the history: " + err.message);
     }
+    this.approvals.place();
   }
 
   async loadToolResults() {
@@ -410,6 +415,7 @@ class App {
           this.sending = false;
         }
         this.view.agentEvent(p);
+        this.approvals.place(); // a tool card may have appeared
         break;
       case "chat":
         if (!this.sameSession(p.sessionKey) || this.viewing) {
@@ -434,6 +440,14 @@ class App {
         break;
       case "shutdown":
         this.setConn("reconnecting", "Gateway restarting…");
+        break;
+      case "exec.approval.requested":
+      case "exec.approval.resolved":
+        this.approvals.onEvent(frame.event, p);
+        this.panels.onEvent(frame.event, p);
+        break;
+      case "tick":
+        this.approvals.onEvent(frame.event, p);
         break;
       default:
         this.panels.onEvent(frame.event, p);

@@ -55,6 +55,33 @@ function resultText(result) {
 
 const TOOL_STATE_LABEL = { pending: "waiting", executing: "executing…", done: "done", failed: "failed" };
 
+// What a tool card whose call asked for an operator's approval says
+// (data-approval, set by approvals.js), while it waits and once answered.
+const APPROVAL_LABEL = {
+  pending: "waiting for your approval", approved: "approved · running…",
+  denied: "denied", expired: "expired · denied", withdrawn: "stopped", gone: "no longer waiting",
+};
+
+/**
+ * toolStateLabel is what a tool card's state line says: its run state,
+ * unless the call waits for (or was refused) an approval.
+ */
+export function toolStateLabel(card) {
+  const state = card.dataset.state;
+  const approval = card.dataset.approval;
+  const ended = state === "done" || state === "failed";
+  if (approval && APPROVAL_LABEL[approval] && !(ended && (approval === "approved" || approval === "pending" || approval === "gone"))) {
+    return APPROVAL_LABEL[approval];
+  }
+  return TOOL_STATE_LABEL[state] || state;
+}
+
+/** paintToolState repaints a tool card's state line from its data. */
+export function paintToolState(card) {
+  const label = card.querySelector(":scope > .tool-head > .tool-state");
+  if (label) label.textContent = toolStateLabel(card);
+}
+
 /** Block is one content block of a bubble. */
 class Block {
   constructor(type, index) {
@@ -82,6 +109,7 @@ class Block {
       const det = el("details", "tool-details");
       const sum = el("summary", "", "Arguments and result");
       det.append(sum, this.argsEl, this.resultEl);
+      this.detailsEl = det;
       this.el.append(this.head, det);
       this.args = "";
     } else {
@@ -125,10 +153,12 @@ class Block {
 
   setToolState(state, result) {
     this.el.dataset.state = state;
-    this.stateEl.textContent = TOOL_STATE_LABEL[state] || state;
+    this.stateEl.textContent = toolStateLabel(this.el);
     if (result !== undefined) {
       this.resultEl.hidden = false;
       this.resultEl.textContent = resultText(result);
+      // The user answered an approval on this card: show what came of it.
+      if (this.el.dataset.approval) this.detailsEl.open = true;
     }
   }
 }
