@@ -63,6 +63,8 @@ export class InlineApprovals {
     this.skewMs = 0; // gateway clock minus page clock
     this.timer = 0; // the countdown's interval, 0 when none runs
     this.shownCount = -1; // what the badge says
+    this.seq = 0; // counts the events applied, to order them against a list
+    this.answered = new Set(); // ids resolved lately: a list read before cannot revive them
   }
 
   /** Starts over after a (re)connect; enabled when the client may answer. */
@@ -79,6 +81,7 @@ export class InlineApprovals {
   /** Reads the pending requests; those no longer listed were answered while away. */
   async load() {
     if (!this.enabled) return;
+    const asked = this.seq;
     let res;
     try {
       res = await this.gw.request("exec.approval.list", {});
@@ -88,10 +91,11 @@ export class InlineApprovals {
     const listed = new Set();
     for (const a of res.approvals || []) {
       listed.add(a.id);
-      this.#add(a, a.expiresAtMs - this.skewMs);
+      if (!this.answered.has(a.id)) this.#add(a, a.expiresAtMs - this.skewMs);
     }
-    for (const [id, it] of this.items) {
-      if (it.state === "pending" && !listed.has(id)) this.#settle(it, "gone");
+    for (const it of this.items.values()) {
+      // A request that arrived while the list was on its way is not in it.
+      if (it.state === "pending" && !listed.has(it.id) && it.seq <= asked) this.#settle(it, "gone");
     }
     this.place();
   }
@@ -104,12 +108,17 @@ export class InlineApprovals {
         return;
       case "exec.approval.requested":
         if (!this.enabled || !p || !p.id) return;
+        this.seq++;
         // Fresh: it expires its timeout from now, whatever the clocks say.
         this.#add(p, Date.now() + (p.expiresAtMs - p.createdAtMs));
         this.place();
         return;
       case "exec.approval.resolved": {
-        const it = p && this.items.get(p.id);
+        if (!p || !p.id) return;
+        this.seq++;
+        this.answered.add(p.id);
+        if (this.answered.size > 256) this.answered.delete(this.answered.values().next().value);
+        const it = this.items.get(p.id);
         if (it) {
           it.resolvedBy = p.resolvedBy || "";
           this.#settle(it, outcomeOf(p));
@@ -122,7 +131,7 @@ export class InlineApprovals {
 
   #add(a, deadline) {
     if (this.items.has(a.id)) return;
-    this.items.set(a.id, { id: a.id, req: a.request || {}, deadline, state: "pending", el: null });
+    this.items.set(a.id, { id: a.id, req: a.request || {}, deadline, state: "pending", el: null, seq: this.seq });
   }
 
   #drop(id) {
@@ -221,7 +230,7 @@ export class InlineApprovals {
     outcome.setAttribute("role", "status");
     outcome.hidden = true;
     box.append(title, cmd, meta, actions, outcome);
-    Object.assign(it, { countdownEl: countdown, metaEl: meta, actionsEl: actions, outcomeEl: outcome, buttons: [approve, deny] });
+    Object.assign(it, { titleEl: title, countdownEl: countdown, metaEl: meta, actionsEl: actions, outcomeEl: outcome, buttons: [approve, deny] });
     approve.addEventListener("click", () => this.#answer(it, "allow-once"));
     deny.addEventListener("click", () => this.#answer(it, "deny"));
     this.#paintCountdown(it, Date.now());
@@ -250,13 +259,15 @@ export class InlineApprovals {
     this.place();
   }
 
-  // settle marks it answered: the buttons and countdown go, the outcome
-  // stays on the card.
+  // settle marks it answered: the question, buttons and countdown go; the
+  // command and the outcome stay on the card.
   #settle(it, state) {
     if (it.state !== "pending") return;
     it.state = state;
+    this.answered.add(it.id);
     if (it.el) {
       it.el.dataset.state = state;
+      it.titleEl.remove();
       it.actionsEl.remove();
       it.metaEl.remove();
       it.outcomeEl.hidden = false;

@@ -2,7 +2,8 @@
 // gateway's agent and chat events, rendered as seed 003 recommends: one
 // bubble per model response (messageId), its content blocks in index
 // order, a cursor on the block still streaming, thinking collapsible, tool
-// calls with name, arguments and executing / done / failed state, errors
+// calls with name, arguments and executing / done / failed state (or the
+// approval they wait for, which approvals.js puts on the card), errors
 // inline. All text goes through renderMarkdown or textContent.
 
 import { renderMarkdown } from "./markdown.js";
