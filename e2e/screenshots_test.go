@@ -33,6 +33,7 @@ func TestScreenshots(t *testing.T) {
 	tb.send("Summarise that as a list, please.")
 	tb.waitAssistant("Connect a bot")
 	tb.waitIdle()
+	tb.waitFor("the chat named by its first words", `document.getElementById("session-title").textContent === "Which sessions do I have?"`)
 
 	dir := os.Getenv("E2E_SCREENSHOTS")
 	if dir == "" {

@@ -234,7 +234,8 @@ class App {
     $("session-title").textContent = row ? row.displayName || row.key : this.sessionKey;
     $("session-title").title = this.sessionKey;
     const model = (row && row.model) || this.defaultModel;
-    $("session-sub").textContent = [row && KIND_LABELS[row.chatKind], row && row.surface, model && "model " + model].filter(Boolean).join(" · ");
+    const surface = row && row.surface !== "webchat" ? row.surface : "";
+    $("session-sub").textContent = [row && KIND_LABELS[row.chatKind], surface, model && "model " + model].filter(Boolean).join(" · ");
     // Earlier conversations of this session (before /new), newest first.
     const earlier = (row && row.earlier) || [];
     const select = $("earlier-select");
