@@ -166,3 +166,57 @@ agents:
 		t.Errorf("merged heartbeat = %+v", h)
 	}
 }
+
+// A heartbeat whose target is a channel the configuration leaves off is
+// skipped (no-target) and the log says the channel is off and how to turn
+// it on, instead of "no bridge provides channel" (the binary carries the
+// bridge; it is only off).
+func TestHeartbeatToAChannelThatIsOff(t *testing.T) {
+	env := map[string]string{"SWITCHBOARD_STATE_DIR": t.TempDir()}
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf(`gateway:
+  port: %d
+models:
+  providers:
+    echo: {api: echo}
+agents:
+  defaults:
+    model: {primary: echo/echo}
+    heartbeat:
+      every: 1m
+      target: telegram
+      to: "-1001"
+`, freePort(t)))
+	clock := queuetest.NewClock(time.Now())
+	d := launchDaemon(t, cfgPath, env, []func(*testCLI){func(tc *testCLI) { tc.clock = clock }})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tok := d.cli()
+	tok.run("gateway", "token", "--config", cfgPath)
+	c, err := client.Dial(ctx, client.Options{URL: strings.Replace(d.base, "http", "ws", 1) + "/", Token: strings.TrimSpace(tok.out.String()),
+		Scopes: []string{protocol.ScopeRead, protocol.ScopeAdmin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// An event makes the echo's reply an alert, which must go somewhere.
+	if _, err := c.Call(ctx, "wake", map[string]any{"mode": "next-heartbeat", "text": "Deploy finished"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	ev, err := c.Next(ctx, func(e client.Event) bool { return e.Name == "heartbeat" })
+	if err != nil {
+		t.Fatalf("no heartbeat event: %v\n%s", err, d.tc.err.String())
+	}
+	var hb heartbeat.Event
+	if err := json.Unmarshal(ev.Payload, &hb); err != nil {
+		t.Fatal(err)
+	}
+	if hb.Status != heartbeat.StatusSkipped || hb.Reason != heartbeat.ReasonNoTarget {
+		t.Errorf("heartbeat event = %+v; want skipped, no-target", hb)
+	}
+	if logs := d.tc.err.String(); !strings.Contains(logs, `heartbeat target is not a chat its channel can reach`) ||
+		!strings.Contains(logs, `\"telegram\" is not enabled`) {
+		t.Errorf("the daemon's log does not say telegram is off:\n%s", logs)
+	}
+}

@@ -222,7 +222,7 @@ func wire(d *daemon, cfg *config.Config, w wiring, log *slog.Logger) *gateway.Se
 			}
 			ch.disp.Store(disp)
 			hb, err = newHeartbeat(cfg, w, heartbeat.Deps{
-				Dispatcher: disp, Deliverer: deliver, Sessions: st, State: st, OnEvent: gw.PublishHeartbeat, Targets: reg,
+				Dispatcher: disp, Deliverer: deliver, Sessions: st, State: st, OnEvent: gw.PublishHeartbeat, Targets: bridges.Enabled{All: reg, On: active},
 			}, ch.heartbeatClaim(cfg), log)
 			if err != nil {
 				return err
