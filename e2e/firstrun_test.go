@@ -97,6 +97,9 @@ func TestFirstTenMinutes(t *testing.T) {
 	tb.send("hello there")
 	tb.waitAssistant("echo: hello there")
 	tb.waitIdle()
+	if got := eval[[]string](tb, `[...document.querySelectorAll("#messages .bubble-assistant .block-text")].map(b => b.textContent.trim())`); len(got) != 1 || got[0] != "echo: hello there" {
+		t.Errorf("the echo's text blocks are %q, want only the user's words", got)
+	}
 	if txt := tb.text("#messages"); strings.Contains(txt, "untrusted metadata") || strings.Contains(txt, "Conversation info") {
 		t.Errorf("the chat shows prompt scaffolding:\n%s", txt)
 	}
