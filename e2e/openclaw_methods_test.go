@@ -45,7 +45,7 @@ var partialMethods = map[string]string{
 	"sessions.describe":        "the sessions.list row; includeDerivedTitles and includeLastMessage add nothing",
 	"sessions.patch":           "label and thinkingLevel only",
 	"sessions.list":            "filters and decorations for what sessions here lack (owners, projects, pins, boards, subagents, archives, offset paging) are accepted and change nothing; spawnedBy matches none",
-	"chat.history":             "paging and anchoring members (cursor, offset, messageId, pendingBefore, inputRunIds, maxBytes, sessionId) are accepted and change nothing; messages carry no __openclaw ids",
+	"chat.history":             "paging and anchoring members (cursor, offset, messageId, pendingBefore, inputRunIds, maxBytes) are accepted and change nothing; sessionId reads one of the session's earlier transcripts (before /new); messages carry no __openclaw ids",
 	"chat.startup":             "chat.history by sessionKey; a shortId resolves nothing (sessions here have no short ids)",
 	"cron.list":                "the whole list: paging, sorting, search and filters other than includeDisabled are accepted and change nothing",
 	"channels.pairing.list":    "the sender is never messaged (notifySupported false)",
