@@ -69,7 +69,7 @@ channels:
 		`(?m)^Queue +\d+ sessions, 0 replying, 0 messages waiting$`,
 		`(?m)^Heartbeat +(none has run yet|off|\S+, \S+ ago)`,
 		`(?m)^Cron +(off|\d+ jobs, \d+ running)`,
-		`(?m)^Channels +telegram: \S+ \S+ ago(, retrying in \S+)?; last error: .*connection refused$`,
+		`(?m)^Channels +telegram: \S+ \S+ ago(, retrying (in \S+|now))?; last error: .*connection refused$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("status lacks %s:\n%s", re, out)
