@@ -287,10 +287,11 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 	defer cancel()
 
 	// A one-time sign-in code the daemon printed stands for the token
-	// holder: it is spent now, and the device pairs below even off this
-	// machine.
+	// holder on this machine only: the code sits in the daemon's log, and
+	// a reader of a shipped log must not be able to pair a device from
+	// elsewhere with it. It is spent now; the device pairs below.
 	byCode := false
-	if sharedFail != "" && p.Auth != nil && p.Auth.Token == "" && p.Auth.DeviceToken == "" &&
+	if sharedFail != "" && c.loopback && p.Auth != nil && p.Auth.Token == "" && p.Auth.DeviceToken == "" &&
 		p.Auth.BootstrapToken != "" && s.logins.spend(p.Auth.BootstrapToken, now) {
 		sharedFail, byCode = "", true
 		c.log.Info("browser signed in with a one-time link", "device", proof.ID, "ip", c.ip)
@@ -352,10 +353,10 @@ func (s *Server) authenticate(c *conn, p protocol.ConnectParams) (grant, *protoc
 		DeviceFamily: p.Client.DeviceFamily, DisplayName: displayName(p.Client), Remote: !c.loopback,
 	}
 	if reason != "" {
-		if !c.loopback && !byCode {
+		if !c.loopback {
 			return s.requestPairing(ctx, c, g, want, reason)
 		}
-		// Direct loopback connects, and sign-in links, pair silently.
+		// Direct loopback connects (a sign-in link's among them) pair silently.
 		if paired && reason == protocol.PairingReasonScopeUpgrade {
 			want.Scopes = union(dev.Scopes, p.Scopes)
 		}

@@ -77,12 +77,14 @@ func (l *loginCodes) dropExpired(now time.Time) {
 }
 
 // LoginCode mints a one-time sign-in code for the web chat page, good for
-// LoginCodeTTL or until a browser with a device identity connects with it
-// once (as auth.bootstrapToken; the page takes it from a "#login=" URL
-// fragment, which browsers never send to a server). That connect counts
-// as the token holder's: the device is paired and gets a device token, so
-// the browser needs neither the gateway token nor an approval. Safe for
-// concurrent use; no IO.
+// LoginCodeTTL or until a browser with a device identity on this machine
+// (a direct loopback connect) connects with it once (as
+// auth.bootstrapToken; the page takes it from a "#login=" URL fragment,
+// which browsers never send to a server). That connect counts as the
+// token holder's: the device is paired and gets a device token, so the
+// browser needs neither the gateway token nor an approval. From elsewhere
+// the code is refused and stays unspent: it appears in the daemon's log,
+// which may travel. Safe for concurrent use; no IO.
 func (s *Server) LoginCode() (string, error) {
 	return s.logins.mint(s.now(), LoginCodeTTL)
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // The sign-in link `switchboard run` prints (issue 26: "a URL that logs the
-// browser in once"): its code pairs a browser with a device identity once,
-// even from another machine, and gives it a device token for later
-// connects; a spent, expired or unknown code is refused, and a code never
-// reaches the log.
+// browser in once"): its code pairs a browser with a device identity on
+// this machine once and gives it a device token for later connects; from
+// another machine, and when spent, expired or unknown, it is refused. The
+// gateway never logs a code.
 func TestLoginCodeSignsABrowserInOnce(t *testing.T) {
 	r := newRig(t, rigOptions{fakeClock: true})
 	code, err := r.gw.LoginCode()
@@ -21,8 +21,14 @@ func TestLoginCodeSignsABrowserInOnce(t *testing.T) {
 	}
 	r.secrets = append(r.secrets, code)
 	dev := newDevice(t)
-	o := remote(r.opts(protocol.ScopeRead, protocol.ScopeWrite))
+	o := r.opts(protocol.ScopeRead, protocol.ScopeWrite)
 	o.Token, o.BootstrapToken, o.Device = "", code, dev
+
+	// From elsewhere (a proxy reports another address) the code is
+	// refused, and stays good here.
+	if ce := r.reject(remote(o)); ce.Err.Code == "" {
+		t.Fatalf("a sign-in code from another machine was taken: %+v", ce)
+	}
 
 	c := r.dial(o)
 	h := c.Hello()
