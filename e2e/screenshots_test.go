@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func TestScreenshots(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: emulate %s: %v", v.name, scheme, err)
 		}
-		tb.waitFor(v.name+" to apply", `matchMedia("(prefers-color-scheme: `+scheme+`)").matches && window.innerWidth === `+itoa(v.width))
+		tb.waitFor(v.name+" to apply", `matchMedia("(prefers-color-scheme: `+scheme+`)").matches && window.innerWidth === `+strconv.FormatInt(v.width, 10))
 		if wide := eval[bool](tb, `document.documentElement.scrollWidth > window.innerWidth`); wide {
 			t.Errorf("%s: the page scrolls sideways", v.name)
 		}
@@ -79,18 +80,6 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-func itoa(n int64) string {
-	const digits = "0123456789"
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{digits[n%10]}, b...)
-	}
-	return string(b)
 }
 
 // TestScreenshotsAreInTheREADME: every picture TestScreenshots makes is in

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,7 @@ func sessionTitle(e core.SessionEntry) (title, kind string) {
 		case core.OriginDirect:
 			title = o.Peer
 		case core.OriginGroup, core.OriginChannel:
-			title = firstNonEmpty(o.Subject, o.Room)
+			title = cmp.Or(o.Subject, o.Room)
 			if o.Space != "" && title != "" {
 				title += " · " + o.Space
 			}
@@ -107,15 +108,6 @@ func sessionTitle(e core.SessionEntry) (title, kind string) {
 		title = string(e.Key)
 	}
 	return title, kind
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // sessionKind is seed 001's kind: direct, group, global or unknown.

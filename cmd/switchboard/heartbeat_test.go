@@ -34,25 +34,13 @@ func TestFinding11_RunHeartbeatDeliversAlertsAndSuppressesAcks(t *testing.T) {
 	state := t.TempDir()
 	env := map[string]string{"SWITCHBOARD_STATE_DIR": state, "TG_TOKEN": tg.Token}
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
-	writeFile(t, cfgPath, fmt.Sprintf(`gateway:
-  port: %d
-models:
-  providers:
-    echo: {api: echo}
-agents:
-  defaults:
-    model: {primary: echo/echo}
-    heartbeat:
-      every: 1m
-      target: telegram
-      to: "-1001"
-channels:
+	writeFile(t, cfgPath, telegramHeartbeatConfig(t, fmt.Sprintf(`channels:
   telegram:
     enabled: true
     botToken: ${TG_TOKEN}
     apiUrl: %s
     pollTimeoutSeconds: 1
-`, freePort(t), tg.URL))
+`, tg.URL)))
 	clock := queuetest.NewClock(time.Now())
 	tc := newTestCLI(env)
 	tc.clock = clock
@@ -174,19 +162,7 @@ agents:
 func TestHeartbeatToAChannelThatIsOff(t *testing.T) {
 	env := map[string]string{"SWITCHBOARD_STATE_DIR": t.TempDir()}
 	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
-	writeFile(t, cfgPath, fmt.Sprintf(`gateway:
-  port: %d
-models:
-  providers:
-    echo: {api: echo}
-agents:
-  defaults:
-    model: {primary: echo/echo}
-    heartbeat:
-      every: 1m
-      target: telegram
-      to: "-1001"
-`, freePort(t)))
+	writeFile(t, cfgPath, telegramHeartbeatConfig(t, ""))
 	clock := queuetest.NewClock(time.Now())
 	d := launchDaemon(t, cfgPath, env, []func(*testCLI){func(tc *testCLI) { tc.clock = clock }})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -219,4 +195,24 @@ agents:
 		!strings.Contains(logs, `\"telegram\" is not enabled`) {
 		t.Errorf("the daemon's log does not say telegram is off:\n%s", logs)
 	}
+}
+
+// telegramHeartbeatConfig is a daemon configuration with the echo model and
+// a heartbeat every minute to the Telegram chat -1001, on a free port, with
+// extra (top-level YAML) appended.
+func telegramHeartbeatConfig(t *testing.T, extra string) string {
+	t.Helper()
+	return fmt.Sprintf(`gateway:
+  port: %d
+models:
+  providers:
+    echo: {api: echo}
+agents:
+  defaults:
+    model: {primary: echo/echo}
+    heartbeat:
+      every: 1m
+      target: telegram
+      to: "-1001"
+`, freePort(t)) + extra
 }
